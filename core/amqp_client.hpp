@@ -1,0 +1,111 @@
+// A RabbitMQ connection on rabbitmq-c with errors as values: durable queues,
+// persistent publishing with pipelined publisher confirms and `mandatory`,
+// and consuming with a prefetch and explicit acks. Use one connection per
+// role (publisher or consumer): confirms and deliveries interleave badly on
+// one connection. Not thread-safe; meant to live in one detached actor.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+namespace outbox {
+
+struct outgoing_message {
+  std::string routing_key; ///< the queue (default exchange)
+  std::string body;
+  std::string message_id;
+  std::string correlation_id;
+  std::string type;
+  std::string content_type = "application/json";
+};
+
+/// The fate of one published message.
+enum class publish_status {
+  confirmed, ///< routed to a queue and acked by the broker
+  nacked,    ///< the broker refused it (e.g. a full queue that rejects)
+  returned,  ///< no queue took it (mandatory): it would have been lost
+  lost,      ///< the channel or connection broke, or no confirm in time
+};
+
+/// Returns "confirmed", "nacked", "returned" or "lost".
+const char* to_string(publish_status x);
+
+struct incoming_message {
+  uint64_t delivery_tag = 0;
+  std::string body;
+  std::string message_id;
+  std::string correlation_id;
+  std::string type;
+  bool redelivered = false;
+};
+
+struct queue_options {
+  /// x-max-length; with reject_overflow the broker nacks publishes beyond it.
+  std::optional<int64_t> max_length;
+  bool reject_overflow = false;
+};
+
+struct amqp_url_parts {
+  std::string host, user, password, vhost;
+  int port = 5672;
+};
+
+/// Parses amqp://user:password@host:port/vhost; errc::invalid_url without
+/// echoing the URL (it may hold a password). amqps is not supported.
+caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url);
+
+class amqp_client {
+public:
+  ~amqp_client();
+  amqp_client(const amqp_client&) = delete;
+  amqp_client& operator=(const amqp_client&) = delete;
+
+  /// Connects and opens a channel. `name` shows in the broker's connection
+  /// list. Heartbeats keep an idle connection alive only while the caller
+  /// keeps calling into the client (next_message polls do).
+  static caf::expected<std::unique_ptr<amqp_client>>
+  connect(const std::string& url, const std::string& name,
+          std::chrono::seconds heartbeat = std::chrono::seconds{10});
+
+  /// Declares a durable queue (idempotent with the same options).
+  caf::error declare_queue(const std::string& name, const queue_options& opts = {});
+
+  /// Deletes a queue (tests clean up with it).
+  caf::error delete_queue(const std::string& name);
+
+  /// Publishes all messages persistent and mandatory, pipelined, then waits
+  /// up to `timeout` for their confirms. Returns one status per message, in
+  /// order; anything not confirmed in time is `lost`. After a broken
+  /// connection is_open() is false and every later call fails fast.
+  std::vector<publish_status> publish_batch(const std::vector<outgoing_message>& ms,
+                                            std::chrono::milliseconds timeout);
+
+  /// Starts consuming `queue` with at most `prefetch` unacked messages.
+  caf::error consume(const std::string& queue, uint16_t prefetch);
+
+  /// Waits up to `timeout` for the next message: nullopt on timeout.
+  caf::expected<std::optional<incoming_message>>
+  next_message(std::chrono::milliseconds timeout);
+
+  /// Acks one message (or all up to `tag` with `multiple`).
+  caf::error ack(uint64_t tag, bool multiple = false);
+
+  /// Rejects one message, never requeued (retries belong to the outbox).
+  caf::error reject(uint64_t tag);
+
+  /// Returns false once the connection is known to be broken.
+  bool is_open() const;
+
+private:
+  struct impl;
+  explicit amqp_client(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace outbox

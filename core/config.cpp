@@ -1,0 +1,333 @@
+#include "core/config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <amqp.h>
+#include <libpq-fe.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "core/errors.hpp"
+
+namespace outbox {
+
+namespace {
+
+using json = rapidjson::Value;
+
+// Collects every problem with its path, so that one run reports them all.
+class problems {
+public:
+  void add(const std::string& path, const std::string& rule) {
+    lines_.push_back(path + ": " + rule);
+  }
+  void add(const std::string& path, const json& value,
+           const std::string& rule) {
+    lines_.push_back(path + " = " + show(value) + ": " + rule);
+  }
+  bool empty() const { return lines_.empty(); }
+  std::string text() const {
+    std::string out;
+    for (auto& line : lines_)
+      out += (out.empty() ? "" : "\n") + line;
+    return out;
+  }
+
+private:
+  // Shows a (never secret) value as JSON, cut to keep lines readable.
+  static std::string show(const json& value) {
+    rapidjson::StringBuffer sb;
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    value.Accept(w);
+    std::string s = sb.GetString();
+    return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+  }
+  std::vector<std::string> lines_;
+};
+
+std::string quoted(const std::string& key) {
+  std::string out = "[\"";
+  for (char c : key)
+    out += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
+  return out + "\"]";
+}
+
+// Reports keys outside `allowed` and keys given twice (RapidJSON keeps both).
+void check_keys(const json& obj, const std::string& path,
+                std::initializer_list<const char*> allowed, problems& errs) {
+  std::set<std::string> seen;
+  for (auto& m : obj.GetObject()) {
+    std::string key{m.name.GetString(), m.name.GetStringLength()};
+    auto prefix = path.empty() ? key : path + "." + key;
+    if (!seen.insert(key).second)
+      errs.add(prefix, "given more than once");
+    if (std::none_of(allowed.begin(), allowed.end(),
+                     [&](const char* k) { return key == k; }))
+      errs.add(prefix, "unknown key");
+  }
+}
+
+bool read_int(const json& v, const std::string& path, int64_t lo, int64_t hi,
+              const char* rule, problems& errs, int64_t& out) {
+  if (!v.IsInt64() || v.GetInt64() < lo || v.GetInt64() > hi) {
+    errs.add(path, v, rule);
+    return false;
+  }
+  out = v.GetInt64();
+  return true;
+}
+
+void read_string(const json& v, const std::string& path, problems& errs,
+                 std::string& out) {
+  if (!v.IsString() || v.GetStringLength() == 0) {
+    errs.add(path, v, "must be a non-empty string");
+    return;
+  }
+  out.assign(v.GetString(), v.GetStringLength());
+}
+
+void read_identifier(const json& v, const std::string& path, problems& errs,
+                     std::string& out) {
+  std::string name;
+  read_string(v, path, errs, name);
+  if (name.empty())
+    return;
+  if (auto rule = check_identifier(name); !rule.empty())
+    errs.add(path, v, rule);
+  else
+    out = name;
+}
+
+void read_queue(const json& v, const std::string& path, problems& errs,
+                std::string& out) {
+  read_string(v, path, errs, out);
+  // The results queue appends ".results"; AMQP names hold 255 bytes.
+  if (out.size() > 247)
+    errs.add(path, v, "must have at most 247 bytes");
+  else if (out.rfind("amq.", 0) == 0)
+    errs.add(path, v, "must not start with \"amq.\" (reserved by RabbitMQ)");
+}
+
+void read_rules(const json& obj, const std::string& path, problems& errs,
+                delivery_rules& rules) {
+  int64_t n = 0;
+  if (auto it = obj.FindMember("retryDelaysSeconds"); it != obj.MemberEnd()) {
+    auto p = path + ".retryDelaysSeconds";
+    if (!it->value.IsArray()) {
+      errs.add(p, it->value, "must be a list of positive integers");
+    } else {
+      rules.retry_delays_seconds.clear();
+      for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i)
+        if (read_int(it->value[i], p + "[" + std::to_string(i) + "]", 1,
+                     INT32_MAX, "must be a positive integer", errs, n))
+          rules.retry_delays_seconds.push_back(static_cast<int32_t>(n));
+    }
+  }
+  if (auto it = obj.FindMember("repeatLastDelay"); it != obj.MemberEnd()) {
+    if (it->value.IsBool())
+      rules.repeat_last_delay = it->value.GetBool();
+    else
+      errs.add(path + ".repeatLastDelay", it->value, "must be true or false");
+  }
+  if (auto it = obj.FindMember("deliveryTimeoutSeconds");
+      it != obj.MemberEnd()
+      && read_int(it->value, path + ".deliveryTimeoutSeconds", 1, INT32_MAX,
+                  "must be a positive integer", errs, n))
+    rules.delivery_timeout_seconds = static_cast<int32_t>(n);
+  if (auto it = obj.FindMember("ttlSeconds");
+      it != obj.MemberEnd()
+      && read_int(it->value, path + ".ttlSeconds", 0, INT32_MAX,
+                  "must be an integer >= 0", errs, n))
+    rules.ttl_seconds = n;
+  if (auto it = obj.FindMember("merge"); it != obj.MemberEnd()) {
+    auto mode = it->value.IsString()
+                  ? parse_merge_mode(it->value.GetString())
+                  : std::nullopt;
+    if (mode)
+      rules.merge = *mode;
+    else
+      errs.add(path + ".merge", it->value,
+               "must be one of \"replace\", \"json-merge\", \"none\"");
+  }
+}
+
+void read_route(const json& obj, const std::string& event_type,
+                const std::string& path, problems& errs,
+                std::vector<route>& out) {
+  if (!obj.IsObject()) {
+    errs.add(path, obj, "must be an object");
+    return;
+  }
+  check_keys(obj, path,
+             {"job", "queue", "retryDelaysSeconds", "repeatLastDelay",
+              "deliveryTimeoutSeconds", "ttlSeconds", "merge"},
+             errs);
+  route r;
+  r.event_type = event_type;
+  for (auto key : {"job", "queue"})
+    if (!obj.HasMember(key))
+      errs.add(path + "." + key, "is required");
+  if (obj.HasMember("job"))
+    read_string(obj["job"], path + ".job", errs, r.job);
+  if (obj.HasMember("queue"))
+    read_queue(obj["queue"], path + ".queue", errs, r.queue);
+  read_rules(obj, path, errs, r.rules);
+  for (auto& other : out)
+    if (other.event_type == event_type && other.job == r.job
+        && other.queue == r.queue && !r.job.empty())
+      errs.add(path, "repeats job \"" + r.job + "\" on queue \"" + r.queue
+                       + "\" of an earlier route of this event type");
+  out.push_back(std::move(r));
+}
+
+void read_routes(const json& v, problems& errs, std::vector<route>& out) {
+  if (!v.IsObject()) {
+    errs.add("routes", v, "must be an object of event type -> list of routes");
+    return;
+  }
+  for (auto& m : v.GetObject()) {
+    std::string type{m.name.GetString(), m.name.GetStringLength()};
+    auto path = "routes" + quoted(type);
+    if (type.empty())
+      errs.add(path, "an event type must not be empty");
+    if (!m.value.IsArray() || m.value.Empty()) {
+      errs.add(path, m.value, "must be a non-empty list of routes");
+      continue;
+    }
+    for (rapidjson::SizeType i = 0; i < m.value.Size(); ++i)
+      read_route(m.value[i], type, path + "[" + std::to_string(i) + "]", errs,
+                 out);
+  }
+}
+
+// Checks the URL's syntax without echoing it: it may hold a password.
+void check_database_url(const std::string& url, const char* source,
+                        problems& errs) {
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
+  if (opts == nullptr)
+    errs.add(source, "is not a valid libpq connection URI or key=value string");
+  PQconninfoFree(opts);
+  PQfreemem(err);
+}
+
+void check_amqp_url(const std::string& url, const char* source,
+                    problems& errs) {
+  std::vector<char> buf(url.begin(), url.end());
+  buf.push_back('\0');
+  amqp_connection_info info;
+  if (amqp_parse_url(buf.data(), &info) != AMQP_STATUS_OK)
+    errs.add(source, "is not a valid amqp://user:password@host:port/vhost URL");
+}
+
+void read_top_level(const json& doc, problems& errs, config& cfg) {
+  check_keys(doc, "",
+             {"databaseUrl", "amqpUrl", "eventsTableName",
+              "deliveriesTableName", "migrationsTableName",
+              "publishFunctionName", "batchSize", "routes"},
+             errs);
+  for (auto [key, out] :
+       {std::pair{"databaseUrl", &cfg.database_url},
+        std::pair{"amqpUrl", &cfg.amqp_url}}) {
+    if (auto it = doc.FindMember(key); it != doc.MemberEnd()) {
+      if (it->value.IsString() && it->value.GetStringLength() > 0)
+        out->assign(it->value.GetString(), it->value.GetStringLength());
+      else
+        errs.add(key, "must be a non-empty string");
+    }
+  }
+  for (auto [key, out] :
+       {std::pair{"eventsTableName", &cfg.names.events},
+        std::pair{"deliveriesTableName", &cfg.names.deliveries},
+        std::pair{"migrationsTableName", &cfg.names.migrations},
+        std::pair{"publishFunctionName", &cfg.names.publish_function}})
+    if (auto it = doc.FindMember(key); it != doc.MemberEnd())
+      read_identifier(it->value, key, errs, *out);
+  int64_t n = 0;
+  if (auto it = doc.FindMember("batchSize");
+      it != doc.MemberEnd()
+      && read_int(it->value, "batchSize", 1, 10000,
+                  "must be an integer from 1 to 10000", errs, n))
+    cfg.batch_size = static_cast<int32_t>(n);
+  if (auto it = doc.FindMember("routes"); it != doc.MemberEnd())
+    read_routes(it->value, errs, cfg.routes);
+  else
+    errs.add("routes", "is required");
+}
+
+void check_distinct_names(const schema_names& n, problems& errs) {
+  std::set<std::string> tables{n.events, n.deliveries, n.migrations};
+  if (tables.size() != 3)
+    errs.add("eventsTableName/deliveriesTableName/migrationsTableName",
+             "must be three different names");
+}
+
+} // namespace
+
+std::string process_env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::vector<route> config::routes_for(const std::string& event_type) const {
+  std::vector<route> out;
+  for (auto& r : routes)
+    if (r.event_type == event_type)
+      out.push_back(r);
+  return out;
+}
+
+std::vector<std::string> config::queues() const {
+  std::set<std::string> qs;
+  for (auto& r : routes)
+    qs.insert(r.queue);
+  return {qs.begin(), qs.end()};
+}
+
+caf::expected<config> parse_config(const std::string& text, env_lookup env) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(text.data(), text.size());
+  if (doc.HasParseError())
+    return make_error(errc::config_unreadable,
+                      std::string{"not valid JSON at offset "}
+                        + std::to_string(doc.GetErrorOffset()) + ": "
+                        + rapidjson::GetParseError_En(doc.GetParseError()));
+  if (!doc.IsObject())
+    return make_error(errc::config_unreadable, "the top level must be an object");
+  config cfg;
+  problems errs;
+  read_top_level(doc, errs, cfg);
+  check_distinct_names(cfg.names, errs);
+  if (auto url = env("OUTBOX_DATABASE_URL"); !url.empty())
+    cfg.database_url = url;
+  if (auto url = env("OUTBOX_AMQP_URL"); !url.empty())
+    cfg.amqp_url = url;
+  auto db_source = env("OUTBOX_DATABASE_URL").empty() ? "databaseUrl"
+                                                      : "OUTBOX_DATABASE_URL";
+  auto amqp_source = env("OUTBOX_AMQP_URL").empty() ? "amqpUrl"
+                                                    : "OUTBOX_AMQP_URL";
+  check_database_url(cfg.database_url, db_source, errs);
+  check_amqp_url(cfg.amqp_url, amqp_source, errs);
+  if (!errs.empty())
+    return make_error(errc::config_invalid, errs.text());
+  return cfg;
+}
+
+caf::expected<config> load_config(const std::string& path, env_lookup env) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return make_error(errc::config_unreadable,
+                      "cannot open config file \"" + path + "\"");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return parse_config(buf.str(), env);
+}
+
+} // namespace outbox

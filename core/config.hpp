@@ -1,0 +1,48 @@
+// The outbox configuration: connection URLs, schema names, batch size and
+// routes, read from a JSON file and validated as a whole.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/route.hpp"
+#include "core/schema_names.hpp"
+
+namespace outbox {
+
+struct config {
+  /// libpq URI or key=value string; OUTBOX_DATABASE_URL overrides it.
+  std::string database_url = "postgresql://postgres@127.0.0.1:5432/postgres";
+  /// amqp://user:password@host:port/vhost; OUTBOX_AMQP_URL overrides it.
+  std::string amqp_url = "amqp://guest:guest@127.0.0.1:5672/";
+  schema_names names;
+  int32_t batch_size = 100;
+  std::vector<route> routes;
+
+  /// Returns the routes of one event type (empty if it has none).
+  std::vector<route> routes_for(const std::string& event_type) const;
+
+  /// Returns every distinct queue named by a route, sorted.
+  std::vector<std::string> queues() const;
+};
+
+/// Looks up an environment variable; tests pass their own.
+using env_lookup = std::string (*)(const char* name);
+
+/// Reads the real process environment ("" when unset).
+std::string process_env(const char* name);
+
+/// Parses and validates a JSON config text. On failure the error is
+/// errc::config_unreadable (not JSON) or errc::config_invalid with every
+/// problem on its own line, each naming its path and rule. Never includes
+/// credentials in the text.
+caf::expected<config> parse_config(const std::string& json,
+                                   env_lookup env = process_env);
+
+/// Reads the file at `path`, then behaves as parse_config.
+caf::expected<config> load_config(const std::string& path,
+                                  env_lookup env = process_env);
+
+} // namespace outbox

@@ -1,0 +1,372 @@
+#include "core/delivery_repository.hpp"
+
+#include <map>
+
+#include "core/errors.hpp"
+#include "core/pg_connection.hpp"
+
+namespace outbox {
+
+namespace {
+
+// Ready deliveries of one queue via the partial ready index; SKIP LOCKED
+// keeps concurrent dispatchers of a queue apart. Rows past their TTL expire
+// here instead of being sent; the rest get a fresh dispatch id.
+constexpr const char* claim_sql = R"sql(
+WITH ready AS (
+  SELECT id FROM {{deliveries}}
+  WHERE queue = $1 AND status = 'pending' AND available_at <= now()
+  ORDER BY available_at, id
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), expired AS (
+  UPDATE {{deliveries}} d
+  SET status = 'expired', finished_at = now(),
+      last_error = 'time to live ran out before sending'
+  FROM ready r
+  WHERE d.id = r.id AND d.expires_at IS NOT NULL AND d.expires_at <= now()
+  RETURNING d.id
+), claimed AS (
+  UPDATE {{deliveries}} d
+  SET status = 'dispatched', dispatch_id = gen_random_uuid(),
+      dispatched_at = now(),
+      delivery_timeout_at = now() + make_interval(secs => d.delivery_timeout_seconds)
+  FROM ready r
+  WHERE d.id = r.id AND (d.expires_at IS NULL OR d.expires_at > now())
+  RETURNING d.*
+)
+SELECT 'send', c.id, c.event_id, c.job, c.queue, c.dispatch_id::text,
+       e.event_type, COALESCE(c.payload_override, e.payload), e.content_type,
+       COALESCE(e.headers::text, ''), c.attempts, c.retry_delays::text,
+       c.repeat_last_delay, (extract(epoch FROM c.expires_at) * 1000000)::bigint,
+       (extract(epoch FROM now()) * 1000000)::bigint
+FROM claimed c JOIN {{events}} e ON e.id = c.event_id
+UNION ALL
+SELECT 'expired', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, NULL, NULL
+FROM expired
+ORDER BY 2
+)sql";
+
+// The columns every retry-or-fail decision needs, for a given id set.
+constexpr const char* decision_columns = R"sql(
+  id, status, COALESCE(dispatch_id::text, ''), job, attempts,
+  retry_delays::text, repeat_last_delay,
+  (extract(epoch FROM expires_at) * 1000000)::bigint,
+  (extract(epoch FROM now()) * 1000000)::bigint
+)sql";
+
+// Results lock their deliveries in id order (no deadlock between handlers).
+constexpr const char* lock_sql = R"sql(
+SELECT {{columns}} FROM {{deliveries}}
+WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+)sql";
+
+// Dispatched deliveries past their deadline via the partial timeout index.
+constexpr const char* timed_out_sql = R"sql(
+SELECT {{columns}} FROM {{deliveries}}
+WHERE status = 'dispatched' AND delivery_timeout_at <= now()
+ORDER BY delivery_timeout_at
+LIMIT $1
+FOR UPDATE SKIP LOCKED
+)sql";
+
+// Pending deliveries past their TTL via the partial expiry index.
+constexpr const char* expire_sql = R"sql(
+WITH x AS (
+  SELECT id FROM {{deliveries}}
+  WHERE status = 'pending' AND expires_at <= now()
+  ORDER BY expires_at
+  LIMIT $1
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE {{deliveries}} d
+SET status = 'expired', finished_at = now(),
+    last_error = 'time to live ran out before sending'
+FROM x WHERE d.id = x.id
+RETURNING d.id
+)sql";
+
+// Applies decided transitions; the WHERE clause re-checks status and
+// dispatch id so a late or duplicate result never changes a newer send.
+constexpr const char* update_sql = R"sql(
+UPDATE {{deliveries}} d SET
+  status = u.status,
+  attempts = u.attempts,
+  available_at = COALESCE(to_timestamp(u.available_us / 1000000.0), d.available_at),
+  dispatch_id = CASE WHEN u.status = 'pending' THEN NULL ELSE d.dispatch_id END,
+  dispatched_at = CASE WHEN u.status = 'pending' THEN NULL ELSE d.dispatched_at END,
+  delivery_timeout_at = CASE WHEN u.status = 'pending' THEN NULL
+                             ELSE d.delivery_timeout_at END,
+  completed_at = CASE WHEN u.status = 'completed' THEN now() END,
+  failed_at = CASE WHEN u.status = 'failed' THEN now() END,
+  finished_at = CASE WHEN u.status <> 'pending' THEN now() END,
+  last_error = COALESCE(u.reason, d.last_error)
+FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::integer[],
+            $5::bigint[], $6::text[])
+     AS u(id, dispatch_id, status, attempts, available_us, reason)
+WHERE d.id = u.id AND d.status = 'dispatched' AND d.dispatch_id = u.dispatch_id
+RETURNING d.id
+)sql";
+
+std::string with_names(std::string sql, const schema_names& n) {
+  for (auto [from, to] :
+       {std::pair{std::string{"{{columns}}"}, std::string{decision_columns}},
+        std::pair{std::string{"{{events}}"}, n.events},
+        std::pair{std::string{"{{deliveries}}"}, n.deliveries}})
+    for (size_t p = 0; (p = sql.find(from, p)) != std::string::npos;
+         p += to.size())
+      sql.replace(p, from.size(), to);
+  return sql;
+}
+
+time_point from_micros(int64_t us) {
+  return time_point{std::chrono::duration_cast<clock_type::duration>(
+    std::chrono::microseconds{us})};
+}
+
+std::optional<time_point> optional_micros(const pg_rows& rows, int r, int c) {
+  if (rows.is_null(r, c))
+    return std::nullopt;
+  return from_micros(rows.int64(r, c));
+}
+
+// One row of decision_columns.
+struct locked_delivery {
+  int64_t id;
+  std::string status, dispatch_id, job;
+  int32_t attempts;
+  delivery_rules rules;
+  std::optional<time_point> expires_at;
+  time_point now;
+};
+
+locked_delivery read_locked(const pg_rows& rows, int i) {
+  locked_delivery d;
+  d.id = rows.int64(i, 0);
+  d.status = rows.text(i, 1);
+  d.dispatch_id = rows.text(i, 2);
+  d.job = rows.text(i, 3);
+  d.attempts = static_cast<int32_t>(rows.int64(i, 4));
+  d.rules.retry_delays_seconds = parse_pg_int_array(rows.text(i, 5));
+  d.rules.repeat_last_delay = rows.text(i, 6) == "t";
+  d.expires_at = optional_micros(rows, i, 7);
+  d.now = from_micros(rows.int64(i, 8));
+  return d;
+}
+
+// A decided transition, as the update statement's arrays take it.
+struct transition_batch {
+  std::vector<pg_param> ids, dispatch_ids, statuses, attempts, available, reasons;
+
+  void add(const locked_delivery& d, const char* status, int32_t attempts_now,
+           std::optional<time_point> available_at, pg_param reason) {
+    ids.push_back(std::to_string(d.id));
+    dispatch_ids.push_back(d.dispatch_id);
+    statuses.push_back(std::string{status});
+    attempts.push_back(std::to_string(attempts_now));
+    available.push_back(
+      available_at ? pg_param{std::to_string(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+          available_at->time_since_epoch())
+          .count())}
+                   : std::nullopt);
+    reasons.push_back(std::move(reason));
+  }
+
+  // Adds the retry-or-fail (or expire) transition after a failed attempt.
+  const char* add_failure(const locked_delivery& d, std::string reason) {
+    auto decision = decide_after_failure(d.rules, d.attempts + 1, d.now,
+                                         d.expires_at);
+    const char* status = decision.outcome == failure_outcome::retry ? "pending"
+                         : decision.outcome == failure_outcome::fail
+                           ? "failed"
+                           : "expired";
+    add(d, status, d.attempts + 1,
+        decision.outcome == failure_outcome::retry
+          ? std::optional<time_point>{decision.available_at}
+          : std::nullopt,
+        std::move(reason));
+    return status;
+  }
+
+  pg_params params() const {
+    return {pg_text_array(ids),      pg_text_array(dispatch_ids),
+            pg_text_array(statuses), pg_text_array(attempts),
+            pg_text_array(available), pg_text_array(reasons)};
+  }
+};
+
+void count_status(const char* status, int64_t& retried, int64_t& failed,
+                  int64_t& expired) {
+  std::string s = status;
+  if (s == "pending")
+    ++retried;
+  else if (s == "failed")
+    ++failed;
+  else if (s == "expired")
+    ++expired;
+}
+
+} // namespace
+
+const char* to_string(outcome x) {
+  switch (x) {
+    case outcome::completed: return "completed";
+    case outcome::retry: return "retry";
+    case outcome::failed: return "failed";
+  }
+  return "failed";
+}
+
+std::optional<outcome> parse_outcome(const std::string& text) {
+  if (text == "completed") return outcome::completed;
+  if (text == "retry") return outcome::retry;
+  if (text == "failed") return outcome::failed;
+  return std::nullopt;
+}
+
+delivery_repository::delivery_repository(schema_names names)
+  : names_(std::move(names)),
+    claim_sql_(with_names(claim_sql, names_)),
+    lock_sql_(with_names(lock_sql, names_)),
+    update_sql_(with_names(update_sql, names_)),
+    timed_out_sql_(with_names(timed_out_sql, names_)),
+    expire_sql_(with_names(expire_sql, names_)) {
+}
+
+caf::expected<claim_result>
+delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
+                                 int32_t batch_size) {
+  // One statement in autocommit: it commits before anything is published.
+  auto rows = conn.exec("claim_batch", claim_sql_,
+                        {queue, std::to_string(batch_size)});
+  if (!rows)
+    return rows.error();
+  claim_result out;
+  for (int i = 0; i < rows->size(); ++i) {
+    if (rows->text(i, 0) == "expired") {
+      ++out.expired;
+      continue;
+    }
+    job_to_send j;
+    j.delivery_id = rows->int64(i, 1);
+    j.event_id = rows->int64(i, 2);
+    j.job = rows->text(i, 3);
+    j.queue = rows->text(i, 4);
+    j.dispatch_id = rows->text(i, 5);
+    j.event_type = rows->text(i, 6);
+    j.payload = rows->text(i, 7);
+    j.content_type = rows->text(i, 8);
+    j.headers_json = rows->text(i, 9);
+    delivery_rules rules;
+    rules.retry_delays_seconds = parse_pg_int_array(rows->text(i, 11));
+    rules.repeat_last_delay = rows->text(i, 12) == "t";
+    j.last_attempt = is_last_attempt(
+      rules, static_cast<int32_t>(rows->int64(i, 10)),
+      from_micros(rows->int64(i, 14)), optional_micros(*rows, i, 13));
+    out.jobs.push_back(std::move(j));
+  }
+  return out;
+}
+
+caf::expected<apply_result>
+delivery_repository::apply_results(pg_connection& conn,
+                                   const std::vector<send_result>& rs) {
+  apply_result out;
+  out.verdicts.assign(rs.size(), result_verdict::unknown_delivery);
+  if (rs.empty())
+    return out;
+  std::vector<int64_t> ids;
+  for (auto& r : rs)
+    ids.push_back(r.delivery_id);
+  if (auto err = conn.begin())
+    return err;
+  auto fail = [&](caf::error err) -> caf::expected<apply_result> {
+    conn.rollback();
+    return err;
+  };
+  auto rows = conn.exec("lock_for_results", lock_sql_, {pg_int_array(ids)});
+  if (!rows)
+    return fail(rows.error());
+  std::map<int64_t, locked_delivery> locked;
+  for (int i = 0; i < rows->size(); ++i) {
+    auto d = read_locked(*rows, i);
+    locked.emplace(d.id, std::move(d));
+  }
+  transition_batch batch;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    auto& r = rs[i];
+    auto it = locked.find(r.delivery_id);
+    if (it == locked.end())
+      continue;
+    auto& d = it->second;
+    if (d.status != "dispatched" || d.dispatch_id != r.dispatch_id) {
+      out.verdicts[i] = result_verdict::stale;
+      continue;
+    }
+    if (d.job != r.job) {
+      out.verdicts[i] = result_verdict::wrong_job;
+      continue;
+    }
+    out.verdicts[i] = result_verdict::applied;
+    // A duplicate of a result in this batch must not apply twice.
+    d.status = "decided";
+    pg_param reason = r.reason.empty() ? std::nullopt : pg_param{r.reason};
+    if (r.result == outcome::completed) {
+      batch.add(d, "completed", d.attempts, std::nullopt, std::nullopt);
+      ++out.completed;
+    } else if (r.result == outcome::failed) {
+      batch.add(d, "failed", d.attempts + 1, std::nullopt,
+                reason ? reason : pg_param{"failed"});
+      ++out.failed;
+    } else {
+      count_status(batch.add_failure(d, reason ? *reason : "retry"),
+                   out.retried, out.failed, out.expired);
+    }
+  }
+  if (!batch.ids.empty()) {
+    if (auto upd = conn.exec("apply_results", update_sql_, batch.params()); !upd)
+      return fail(upd.error());
+  }
+  if (auto err = conn.commit())
+    return err;
+  return out;
+}
+
+caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
+                                                       int32_t batch_size) {
+  sweep_result out;
+  if (auto err = conn.begin())
+    return err;
+  auto fail = [&](caf::error err) -> caf::expected<sweep_result> {
+    conn.rollback();
+    return err;
+  };
+  auto rows = conn.exec("find_timed_out", timed_out_sql_,
+                        {std::to_string(batch_size)});
+  if (!rows)
+    return fail(rows.error());
+  transition_batch batch;
+  for (int i = 0; i < rows->size(); ++i) {
+    ++out.timed_out;
+    count_status(batch.add_failure(read_locked(*rows, i),
+                                   "no result before the delivery timeout"),
+                 out.retried, out.failed, out.expired);
+  }
+  if (!batch.ids.empty()) {
+    if (auto upd = conn.exec("apply_timeouts", update_sql_, batch.params());
+        !upd)
+      return fail(upd.error());
+  }
+  auto exp = conn.exec("expire_pending", expire_sql_,
+                       {std::to_string(batch_size)});
+  if (!exp)
+    return fail(exp.error());
+  out.expired += exp->size();
+  if (auto err = conn.commit())
+    return err;
+  return out;
+}
+
+} // namespace outbox

@@ -1,0 +1,62 @@
+// The SQL of the dispatch, result and timeout passes over the deliveries
+// table. Every pass is one transaction of a few set-based statements, never
+// a statement per row.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/delivery.hpp"
+#include "core/schema_names.hpp"
+
+namespace outbox {
+
+class pg_connection;
+
+struct claim_result {
+  std::vector<job_to_send> jobs;
+  int64_t expired = 0; ///< past their time to live: expired, never sent
+};
+
+struct apply_result {
+  std::vector<result_verdict> verdicts; ///< one per input, same order
+  int64_t completed = 0, retried = 0, failed = 0, expired = 0;
+};
+
+struct sweep_result {
+  int64_t timed_out = 0; ///< dispatched past delivery_timeout_at
+  int64_t retried = 0, failed = 0;
+  int64_t expired = 0;   ///< timed-out or pending ones past their TTL
+};
+
+class delivery_repository {
+public:
+  explicit delivery_repository(schema_names names);
+
+  /// Claims up to `batch_size` ready pending deliveries of `queue`
+  /// (FOR UPDATE SKIP LOCKED: concurrent claimers never share a row),
+  /// expires those past their time to live, marks the rest dispatched with a
+  /// new dispatch id and timeout, and commits before returning them.
+  caf::expected<claim_result> claim_batch(pg_connection& conn,
+                                          const std::string& queue,
+                                          int32_t batch_size);
+
+  /// Applies results in one transaction. Each changes its delivery only if
+  /// it is still dispatched under the same dispatch id and job; `retry`
+  /// follows the delivery's own retry rules and time to live.
+  caf::expected<apply_result> apply_results(pg_connection& conn,
+                                            const std::vector<send_result>& rs);
+
+  /// Treats up to `batch_size` dispatched deliveries past their timeout as
+  /// failed attempts (retry or fail) and expires pending ones past their
+  /// time to live.
+  caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
+
+private:
+  schema_names names_;
+  std::string claim_sql_, lock_sql_, update_sql_, timed_out_sql_, expire_sql_;
+};
+
+} // namespace outbox

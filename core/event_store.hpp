@@ -1,0 +1,51 @@
+// The producer API: adds an event inside the caller's own transaction, so the
+// event commits or rolls back together with the business change.
+#pragma once
+
+#include <cstdint>
+
+#include <caf/expected.hpp>
+
+#include "core/event.hpp"
+#include "core/schema_names.hpp"
+
+struct pg_conn; // libpq's PGconn
+
+namespace outbox {
+
+/// Where events are written. The database store is the default; another
+/// (such as a recording fake in an application's tests) can be plugged in.
+class event_store {
+public:
+  event_store() = default;
+  event_store(const event_store&) = delete;
+  event_store& operator=(const event_store&) = delete;
+  virtual ~event_store();
+
+  /// Adds `ev` inside the open transaction on `conn` and returns its id.
+  /// Reads no routes and touches no queue. Outside a transaction it writes
+  /// nothing and returns errc::not_in_transaction. Any failure inside a
+  /// transaction leaves that transaction failed, so that the caller's
+  /// rollback (or commit, which then rolls back) drops the business change
+  /// and the event together.
+  virtual caf::expected<int64_t> add(pg_conn* conn, const event& ev) = 0;
+};
+
+/// Writes events through the schema's publish function.
+class db_event_store : public event_store {
+public:
+  explicit db_event_store(schema_names names = {});
+  caf::expected<int64_t> add(pg_conn* conn, const event& ev) override;
+
+private:
+  schema_names names_;
+  std::string insert_sql_;
+};
+
+/// Checks an event before it is written: a non-empty type of at most 255
+/// bytes, valid UTF-8 everywhere, a JSON payload for application/json, a
+/// non-empty key if any, a TTL >= 0. Returns errc::invalid_event naming the
+/// field.
+caf::error validate_event(const event& ev);
+
+} // namespace outbox

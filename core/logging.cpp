@@ -1,0 +1,37 @@
+#include "core/logging.hpp"
+
+#include <spdlog/sinks/stdout_sinks.h>
+
+namespace outbox {
+
+std::shared_ptr<spdlog::logger> logger(const std::string& name) {
+  if (auto existing = spdlog::get(name))
+    return existing;
+  auto log = spdlog::stderr_logger_mt(name);
+  log->set_pattern("ts=%Y-%m-%dT%H:%M:%S.%fZ level=%l logger=%n %v",
+                   spdlog::pattern_time_type::utc);
+  log->flush_on(spdlog::level::warn);
+  return log;
+}
+
+bool set_log_level(const std::string& level) {
+  auto lvl = spdlog::level::from_str(level);
+  if (lvl == spdlog::level::off && level != "off")
+    return false;
+  spdlog::set_level(lvl);
+  return true;
+}
+
+std::string kv(const std::string& value) {
+  if (!value.empty() && value.find_first_of(" \"=\t\n") == std::string::npos)
+    return value;
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += (c == '\n' || c == '\t') ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+} // namespace outbox

@@ -1,0 +1,85 @@
+// A libpq connection with errors as values. Errors never carry the server's
+// message text (it may quote data) except for the outbox's own SQL errors
+// (SQLSTATE class "OB"), which are written to be safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+struct pg_conn;
+struct pg_result;
+
+namespace outbox {
+
+/// One statement parameter; nullopt is SQL NULL.
+using pg_param = std::optional<std::string>;
+using pg_params = std::vector<pg_param>;
+
+/// The rows of a statement's result.
+class pg_rows {
+public:
+  explicit pg_rows(pg_result* res);
+  int size() const;
+  bool is_null(int row, int col) const;
+  std::string text(int row, int col) const;
+  int64_t int64(int row, int col) const;
+  std::optional<std::string> optional_text(int row, int col) const;
+
+private:
+  std::shared_ptr<pg_result> res_;
+};
+
+class pg_connection {
+public:
+  /// Connects; errc::database_unavailable names host, port and database only.
+  static caf::expected<pg_connection> connect(const std::string& url);
+
+  /// Adopts a connection the caller owns (the producer API); never closes it.
+  static pg_connection borrow(pg_conn* conn);
+
+  /// Runs one statement with text parameters, `name` identifying it in
+  /// errors. errc::database_error carries the name and the SQLSTATE.
+  caf::expected<pg_rows> exec(const char* name, const std::string& sql,
+                              const pg_params& params = {});
+
+  /// Runs several statements without parameters (migrations, BEGIN, ...).
+  caf::error exec_script(const char* name, const std::string& sql);
+
+  /// Starts, commits or rolls back a transaction.
+  caf::error begin();
+  caf::error commit();
+  void rollback();
+
+  /// Returns true while the connection is usable.
+  bool ok() const;
+
+  /// Returns true inside an open (not failed) transaction block.
+  bool in_transaction() const;
+
+  /// Returns true inside a transaction block that already failed.
+  bool in_failed_transaction() const;
+
+  /// Quotes an identifier for SQL text (names come from validated config).
+  std::string quote_identifier(const std::string& name) const;
+
+  pg_conn* native() const { return conn_.get(); }
+
+private:
+  explicit pg_connection(std::shared_ptr<pg_conn> conn);
+  std::shared_ptr<pg_conn> conn_;
+};
+
+/// Formats a text[] literal for a parameter: {"a","b\"c"}; nullopt → NULL.
+std::string pg_text_array(const std::vector<pg_param>& xs);
+
+/// Formats a bigint[] literal: {1,2,3}.
+std::string pg_int_array(const std::vector<int64_t>& xs);
+
+/// Parses a libpq int[] text ("{60,120}") into numbers.
+std::vector<int32_t> parse_pg_int_array(const std::string& text);
+
+} // namespace outbox

@@ -1,0 +1,42 @@
+// A route: which job, on which queue, by which rules, an event type gets.
+// Its rules are copied into every delivery it creates (the "snapshot"), so
+// a config change never alters deliveries already made.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace outbox {
+
+/// What happens when a new delivery meets a waiting one of the same key.
+enum class merge_mode {
+  replace,    ///< the newest wins; the waiting one is superseded
+  json_merge, ///< RFC 7396 merge of the waiting payload with the new one
+  none,       ///< both are delivered
+};
+
+/// Returns "replace", "json-merge" or "none".
+const char* to_string(merge_mode x);
+
+/// Parses the config spelling of a merge mode.
+std::optional<merge_mode> parse_merge_mode(const std::string& text);
+
+/// The retry, timeout and expiry rules of one route (and of each delivery).
+struct delivery_rules {
+  std::vector<int32_t> retry_delays_seconds;
+  bool repeat_last_delay = false;
+  int32_t delivery_timeout_seconds = 300;
+  int64_t ttl_seconds = 0; ///< 0: never expires
+  merge_mode merge = merge_mode::replace;
+};
+
+struct route {
+  std::string event_type;
+  std::string job;
+  std::string queue;
+  delivery_rules rules;
+};
+
+} // namespace outbox

@@ -1,0 +1,185 @@
+#include "core/routing_repository.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "core/errors.hpp"
+#include "core/pg_connection.hpp"
+
+namespace outbox {
+
+namespace {
+
+// Claims unrouted events with routes (partial index on unrouted ids; SKIP
+// LOCKED lets routers run side by side), inserts one delivery per route in
+// event order, marks the events routed. Routes arrive as one JSON parameter
+// so the statement stays prepared-shaped whatever the config.
+constexpr const char* route_sql = R"sql(
+WITH routes AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
+    event_type text, job text, queue text, retry_delays integer[],
+    repeat_last_delay boolean, delivery_timeout_seconds integer,
+    ttl_seconds bigint, merge text)
+), claimed AS (
+  SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
+  FROM {{events}} e
+  WHERE e.routed_at IS NULL AND e.event_type IN (SELECT event_type FROM routes)
+  ORDER BY e.id
+  LIMIT $2
+  FOR UPDATE OF e SKIP LOCKED
+), inserted AS (
+  INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
+    repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key)
+  SELECT c.id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
+         r.delivery_timeout_seconds, r.merge,
+         CASE WHEN r.ttl_seconds > 0
+              THEN LEAST(c.expires_at, c.created_at + make_interval(secs => r.ttl_seconds))
+              ELSE c.expires_at END,
+         c.key
+  FROM claimed c JOIN routes r ON r.event_type = c.event_type
+  ORDER BY c.id, r.job, r.queue
+  ON CONFLICT (event_id, job, queue) DO NOTHING
+  RETURNING queue, coalesce_key, job, merge
+), marked AS (
+  UPDATE {{events}} e SET routed_at = now()
+  FROM claimed c WHERE e.id = c.id
+  RETURNING e.id
+)
+SELECT 'queue' AS kind, queue, NULL AS job, count(*) FROM inserted GROUP BY queue
+UNION ALL
+SELECT DISTINCT 'key', queue, job, 0 FROM inserted
+  WHERE coalesce_key IS NOT NULL AND merge <> 'none'
+UNION ALL
+SELECT 'events', NULL, NULL, count(*) FROM marked
+)sql";
+
+// For each key/job/queue that received a delivery: the newest pending
+// delivery wins, older pending ones become superseded by it; with
+// json-merge the winner's payload becomes the RFC 7396 fold of all of them,
+// oldest first. Uses the partial coalesce index. (PostgreSQL runs every
+// data-modifying CTE once, referenced or not: `merged` always applies.)
+constexpr const char* coalesce_sql = R"sql(
+WITH targets AS (
+  SELECT DISTINCT d.coalesce_key, d.job, d.queue
+  FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id
+  WHERE d.status = 'pending' AND d.coalesce_key IS NOT NULL AND d.merge <> 'none'
+    AND (d.queue, d.job) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+    AND e.routed_at >= now()
+), newest AS (
+  SELECT DISTINCT ON (d.coalesce_key, d.job, d.queue)
+         d.id, d.coalesce_key, d.job, d.queue, d.merge
+  FROM {{deliveries}} d JOIN targets t USING (coalesce_key, job, queue)
+  WHERE d.status = 'pending'
+  ORDER BY d.coalesce_key, d.job, d.queue, d.id DESC
+), older AS (
+  SELECT o.id, n.id AS newest, n.merge
+  FROM {{deliveries}} o JOIN newest n USING (coalesce_key, job, queue)
+  WHERE o.status = 'pending' AND o.id < n.id
+  FOR UPDATE OF o
+), merged AS (
+  UPDATE {{deliveries}} w SET payload_override = (
+    SELECT {{events}}_merge_patch_agg(
+             COALESCE(d.payload_override, e.payload)::jsonb ORDER BY d.id)::text
+    FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id
+    WHERE d.id = w.id OR d.id IN (SELECT id FROM older WHERE newest = w.id))
+  FROM newest n
+  WHERE w.id = n.id AND n.merge = 'json-merge'
+    AND EXISTS (SELECT 1 FROM older WHERE newest = w.id)
+  RETURNING w.id
+)
+UPDATE {{deliveries}} o
+SET status = 'superseded', superseded_by = older.newest, finished_at = now()
+FROM older
+WHERE o.id = older.id
+RETURNING o.id
+)sql";
+
+std::string with_names(std::string sql, const schema_names& n) {
+  for (auto [from, to] : {std::pair{std::string{"{{events}}"}, n.events},
+                          std::pair{std::string{"{{deliveries}}"}, n.deliveries}})
+    for (size_t p = 0; (p = sql.find(from, p)) != std::string::npos;
+         p += to.size())
+      sql.replace(p, from.size(), to);
+  return sql;
+}
+
+} // namespace
+
+std::string routes_to_json(const std::vector<route>& routes) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  w.StartArray();
+  for (auto& r : routes) {
+    w.StartObject();
+    w.Key("event_type");
+    w.String(r.event_type.c_str());
+    w.Key("job");
+    w.String(r.job.c_str());
+    w.Key("queue");
+    w.String(r.queue.c_str());
+    w.Key("retry_delays");
+    w.StartArray();
+    for (auto d : r.rules.retry_delays_seconds)
+      w.Int(d);
+    w.EndArray();
+    w.Key("repeat_last_delay");
+    w.Bool(r.rules.repeat_last_delay);
+    w.Key("delivery_timeout_seconds");
+    w.Int(r.rules.delivery_timeout_seconds);
+    w.Key("ttl_seconds");
+    w.Int64(r.rules.ttl_seconds);
+    w.Key("merge");
+    w.String(to_string(r.rules.merge));
+    w.EndObject();
+  }
+  w.EndArray();
+  return sb.GetString();
+}
+
+routing_repository::routing_repository(schema_names names,
+                                       const std::vector<route>& routes)
+  : names_(std::move(names)),
+    routes_json_(routes_to_json(routes)),
+    route_sql_(with_names(route_sql, names_)),
+    coalesce_sql_(with_names(coalesce_sql, names_)) {
+}
+
+caf::expected<routing_result>
+routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
+  if (auto err = conn.begin())
+    return err;
+  auto fail = [&](caf::error err) -> caf::expected<routing_result> {
+    conn.rollback();
+    return err;
+  };
+  auto rows = conn.exec("route_batch", route_sql_,
+                        {routes_json_, std::to_string(batch_size)});
+  if (!rows)
+    return fail(rows.error());
+  routing_result out;
+  std::vector<pg_param> key_queues, key_jobs;
+  for (int i = 0; i < rows->size(); ++i) {
+    auto kind = rows->text(i, 0);
+    if (kind == "events") {
+      out.events_routed = rows->int64(i, 3);
+    } else if (kind == "queue") {
+      out.per_queue[rows->text(i, 1)] = rows->int64(i, 3);
+      out.deliveries_created += rows->int64(i, 3);
+    } else {
+      key_queues.push_back(rows->text(i, 1));
+      key_jobs.push_back(rows->text(i, 2));
+    }
+  }
+  if (!key_queues.empty()) {
+    auto sup = conn.exec("coalesce", coalesce_sql_,
+                         {pg_text_array(key_queues), pg_text_array(key_jobs)});
+    if (!sup)
+      return fail(sup.error());
+    out.deliveries_superseded = sup->size();
+  }
+  if (auto err = conn.commit())
+    return err;
+  return out;
+}
+
+} // namespace outbox

@@ -1,0 +1,48 @@
+// The routing pass's SQL: turns unrouted events into deliveries, one per
+// route, and coalesces waiting deliveries of the same key.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/route.hpp"
+#include "core/schema_names.hpp"
+
+namespace outbox {
+
+class pg_connection;
+
+struct routing_result {
+  int64_t events_routed = 0;
+  int64_t deliveries_created = 0;
+  int64_t deliveries_superseded = 0;
+  /// New deliveries per queue: the dispatchers to wake.
+  std::map<std::string, int64_t> per_queue;
+};
+
+class routing_repository {
+public:
+  routing_repository(schema_names names, const std::vector<route>& routes);
+
+  /// Routes up to `batch_size` unrouted events that have routes, in one
+  /// transaction: claims them (FOR UPDATE SKIP LOCKED), inserts every route's
+  /// delivery with the rules copied in (an event gets all its deliveries or
+  /// none; running twice never duplicates one), coalesces, marks them routed.
+  /// Events of types without routes are left alone and block nothing.
+  caf::expected<routing_result> route_batch(pg_connection& conn,
+                                            int32_t batch_size);
+
+private:
+  schema_names names_;
+  std::string routes_json_;
+  std::string route_sql_;
+  std::string coalesce_sql_;
+};
+
+/// Serializes routes as the JSON the routing statement reads.
+std::string routes_to_json(const std::vector<route>& routes);
+
+} // namespace outbox

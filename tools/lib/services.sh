@@ -1,0 +1,121 @@
+# Throwaway PostgreSQL 15 and RabbitMQ for tests, the demo and the benchmark.
+# Source this file, then call services_start DIR / services_stop DIR.
+# Each server runs on loopback on a free port with its data under DIR, so it
+# never clashes with another server on the machine; services_stop stops only
+# what services_start started (it keeps the pids in DIR).
+
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+# The Debian wrappers in /usr/sbin force /var/lib/rabbitmq and its logs: call
+# the real scripts so that the node lives entirely under our folder.
+RMQ_BIN=${RMQ_BIN:-/usr/lib/rabbitmq/bin}
+
+# Prints a TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+  local port
+  for _ in $(seq 1 200); do
+    port=$((20000 + RANDOM % 30000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return 0
+    fi
+  done
+  echo "no free port found" >&2
+  return 1
+}
+
+# Runs a command as the given service user when we are root (initdb and
+# rabbitmq refuse or misbehave as root), as ourselves otherwise.
+as_service_user() {
+  local user=$1; shift
+  if [ "$(id -u)" = 0 ]; then runuser -u "$user" -- "$@"; else "$@"; fi
+}
+
+service_owner() {
+  local user=$1 dir=$2
+  if [ "$(id -u)" = 0 ]; then chown -R "$user:" "$dir"; fi
+}
+
+postgres_start() {
+  local dir=$1/postgres port
+  port=$(free_port) || return 1
+  mkdir -p "$dir"
+  service_owner postgres "$dir"
+  if [ ! -d "$dir/data" ]; then
+    as_service_user postgres "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres \
+      >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
+  fi
+  as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200" \
+    start >/dev/null || { tail -20 "$dir/server.log" >&2; return 1; }
+  echo "$port" >"$dir/port"
+  export OUTBOX_TEST_DB_HOST=127.0.0.1 OUTBOX_TEST_DB_PORT=$port \
+         OUTBOX_TEST_DB_DATABASE=postgres OUTBOX_TEST_DB_USERNAME=postgres \
+         OUTBOX_TEST_DB_PASSWORD=
+}
+
+postgres_stop() {
+  local dir=$1/postgres
+  [ -f "$dir/data/postmaster.pid" ] || return 0
+  as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+rabbitmq_env() {
+  local dir=$1/rabbitmq
+  export RABBITMQ_NODENAME="outbox$(cat "$dir/port")@localhost" \
+         RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
+         RABBITMQ_NODE_PORT="$(cat "$dir/port")" \
+         RABBITMQ_DIST_PORT="$(cat "$dir/dist_port")" \
+         RABBITMQ_MNESIA_BASE="$dir/mnesia" RABBITMQ_LOG_BASE="$dir/log" \
+         RABBITMQ_PID_FILE="$dir/pid" \
+         RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins" \
+         RABBITMQ_CONFIG_FILE="$dir/rabbitmq" \
+         RABBITMQ_ADVANCED_CONFIG_FILE="$dir/advanced.config"
+}
+
+rabbitmq_start() {
+  local dir=$1/rabbitmq
+  mkdir -p "$dir"
+  if ! pgrep -x epmd >/dev/null; then touch "$dir/started_epmd"; fi
+  free_port >"$dir/port" || return 1
+  free_port >"$dir/dist_port" || return 1
+  echo "[]." >"$dir/enabled_plugins"
+  # Loopback-only listener; guest may log in from loopback by default.
+  echo "loopback_users.guest = true" >"$dir/rabbitmq.conf"
+  echo "[]." >"$dir/advanced.config"
+  service_owner rabbitmq "$dir"
+  ( rabbitmq_env "$1"
+    as_service_user rabbitmq env HOME="$dir" "$RMQ_BIN/rabbitmq-server" >"$dir/server.out" 2>&1 & )
+  local node="outbox$(cat "$dir/port")@localhost" deadline=$((SECONDS + 120))
+  # await_startup fails at once while the node is not registered yet: retry.
+  until as_service_user rabbitmq env HOME="$dir" "$RMQ_BIN/rabbitmqctl" -n "$node" -q \
+        --timeout 60 await_startup >"$dir/await.log" 2>&1; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "RabbitMQ did not start within 120 s; its output:" >&2
+      tail -30 "$dir/server.out" "$dir/await.log" >&2
+      return 1
+    fi
+    sleep 1
+  done
+  export OUTBOX_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$(cat "$dir/port")/"
+}
+
+rabbitmq_stop() {
+  local dir=$1/rabbitmq
+  [ -f "$dir/port" ] || return 0
+  local node="outbox$(cat "$dir/port")@localhost"
+  as_service_user rabbitmq env HOME="$dir" "$RMQ_BIN/rabbitmqctl" -n "$node" -q stop \
+    >/dev/null 2>&1 || true
+  if [ -f "$dir/pid" ]; then kill "$(cat "$dir/pid")" 2>/dev/null || true; fi
+  if [ -f "$dir/started_epmd" ]; then epmd -kill >/dev/null 2>&1 || true; fi
+  rm -f "$dir/port"
+}
+
+# Starts both servers under DIR and exports the OUTBOX_TEST_* variables.
+services_start() {
+  postgres_start "$1" && rabbitmq_start "$1"
+}
+
+services_stop() {
+  rabbitmq_stop "$1"
+  postgres_stop "$1"
+}
