@@ -1,0 +1,2 @@
+#define CAF_SUITE integration.outboxctl
+#include <caf/test/unit_test.hpp>

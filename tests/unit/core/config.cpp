@@ -1,0 +1,156 @@
+#define CAF_SUITE core.config
+#include <caf/test/unit_test.hpp>
+
+#include "core/config.hpp"
+#include "core/errors.hpp"
+
+using namespace outbox;
+
+namespace {
+
+std::string no_env(const char*) { return {}; }
+
+std::string env_with_urls(const char* name) {
+  std::string n = name;
+  if (n == "OUTBOX_DATABASE_URL")
+    return "postgresql://app:s3cret@db.example:5433/shop";
+  if (n == "OUTBOX_AMQP_URL")
+    return "amqp://app:s3cret@mq.example:5673/prod";
+  return {};
+}
+
+const char* good = R"({
+  "databaseUrl": "postgresql://postgres@127.0.0.1:5432/postgres",
+  "amqpUrl": "amqp://guest:guest@127.0.0.1:5672/",
+  "eventsTableName": "shop_events",
+  "batchSize": 50,
+  "routes": {
+    "stock.changed": [
+      {"job": "PublishStockJob", "queue": "stock.publish",
+       "retryDelaysSeconds": [60, 120], "deliveryTimeoutSeconds": 30},
+      {"job": "IndexJob", "queue": "search.index", "repeatLastDelay": true,
+       "retryDelaysSeconds": [1, 5], "ttlSeconds": 3600, "merge": "json-merge"}
+    ],
+    "order.placed": [{"job": "MailJob", "queue": "mail", "retryDelaysSeconds": []}]
+  }
+})";
+
+std::string errors_of(const std::string& json) {
+  auto cfg = parse_config(json, no_env);
+  if (cfg)
+    return "";
+  return render(cfg.error());
+}
+
+} // namespace
+
+CAF_TEST(a valid config is read with defaults filled in) {
+  auto cfg = parse_config(good, no_env);
+  CAF_REQUIRE(cfg);
+  CAF_CHECK_EQUAL(cfg->names.events, "shop_events");
+  CAF_CHECK_EQUAL(cfg->names.deliveries, "outbox_deliveries");
+  CAF_CHECK_EQUAL(cfg->batch_size, 50);
+  CAF_REQUIRE_EQUAL(cfg->routes.size(), 3u);
+  auto stock = cfg->routes_for("stock.changed");
+  CAF_REQUIRE_EQUAL(stock.size(), 2u);
+  CAF_CHECK_EQUAL(stock[0].rules.retry_delays_seconds,
+                  (std::vector<int32_t>{60, 120}));
+  CAF_CHECK_EQUAL(stock[0].rules.delivery_timeout_seconds, 30);
+  CAF_CHECK(stock[0].rules.merge == merge_mode::replace);
+  CAF_CHECK(stock[1].rules.repeat_last_delay);
+  CAF_CHECK_EQUAL(stock[1].rules.ttl_seconds, 3600);
+  CAF_CHECK(stock[1].rules.merge == merge_mode::json_merge);
+  CAF_CHECK(cfg->routes_for("order.placed")[0].rules.retry_delays_seconds.empty());
+  CAF_CHECK_EQUAL(cfg->queues(),
+                  (std::vector<std::string>{"mail", "search.index", "stock.publish"}));
+}
+
+CAF_TEST(environment variables override the connection urls) {
+  auto cfg = parse_config(good, env_with_urls);
+  CAF_REQUIRE(cfg);
+  CAF_CHECK_EQUAL(cfg->database_url, "postgresql://app:s3cret@db.example:5433/shop");
+  CAF_CHECK_EQUAL(cfg->amqp_url, "amqp://app:s3cret@mq.example:5673/prod");
+}
+
+CAF_TEST(each bad value is reported with its path and rule) {
+  struct bad_case {
+    const char* json;
+    const char* expected;
+  };
+  bad_case cases[] = {
+    {R"({"routes": {"a": [{"job": "J"}]}})", R"(routes["a"][0].queue: is required)"},
+    {R"({"routes": {"a": [{"job": "", "queue": "q"}]}})",
+     R"(routes["a"][0].job = "": must be a non-empty string)"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q", "retryDelaysSeconds": [1, -5]}]}})",
+     R"(routes["a"][0].retryDelaysSeconds[1] = -5: must be a positive integer)"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q", "retryDelaysSeconds": [0]}]}})",
+     R"(routes["a"][0].retryDelaysSeconds[0] = 0: must be a positive integer)"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q", "retryDelaysSeconds": 5}]}})",
+     R"(routes["a"][0].retryDelaysSeconds = 5: must be a list of positive integers)"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q", "deliveryTimeoutSeconds": 0}]}})",
+     R"(routes["a"][0].deliveryTimeoutSeconds = 0: must be a positive integer)"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q", "ttlSeconds": -1}]}})",
+     R"(routes["a"][0].ttlSeconds = -1: must be an integer >= 0)"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q", "repeatLastDelay": "yes"}]}})",
+     R"(routes["a"][0].repeatLastDelay = "yes": must be true or false)"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q", "merge": "zip"}]}})",
+     R"(routes["a"][0].merge = "zip": must be one of "replace", "json-merge", "none")"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q", "colour": 1}]}})",
+     R"(routes["a"][0].colour: unknown key)"},
+    {R"({"routes": {"a": []}})", R"(routes["a"] = []: must be a non-empty list of routes)"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "q"}, {"job": "J", "queue": "q"}]}})",
+     R"(routes["a"][1]: repeats job "J" on queue "q")"},
+    {R"({"routes": {"a": [{"job": "J", "queue": "amq.x"}]}})",
+     R"(routes["a"][0].queue = "amq.x": must not start with "amq.")"},
+    {R"({"routes": {}, "batchSize": 0})", "batchSize = 0: must be an integer from 1 to 10000"},
+    {R"({"routes": {}, "batchSize": 10001})", "batchSize = 10001: must be an integer from 1 to 10000"},
+    {R"({"routes": {}, "eventsTableName": "Events"})",
+     "eventsTableName = \"Events\": must start with a lower-case letter"},
+    {R"({"routes": {}, "deliveriesTableName": "d; DROP TABLE x"})",
+     "deliveriesTableName = \"d; DROP TABLE x\": may hold only lower-case letters"},
+    {R"({"routes": {}, "eventsTableName": "same", "deliveriesTableName": "same"})",
+     "must be three different names"},
+    {R"({"routes": {}, "bogus": true})", "bogus: unknown key"},
+    {R"({"routes": {}, "batchSize": 5, "batchSize": 6})", "batchSize: given more than once"},
+    {R"({})", "routes: is required"},
+    {R"({"routes": {}, "databaseUrl": "postgresql://u:pw@h/db?nosuchoption=1"})",
+     "databaseUrl: is not a valid libpq connection URI"},
+    {R"({"routes": {}, "amqpUrl": "http://u:pw@h/"})",
+     "amqpUrl: is not a valid amqp://user:password@host:port/vhost URL"},
+  };
+  for (auto& c : cases) {
+    auto text = errors_of(c.json);
+    CAF_MESSAGE("input " << c.json);
+    if (text.find(c.expected) == std::string::npos)
+      CAF_FAIL("expected «" << c.expected << "» in «" << text << "»");
+    CAF_CHECK(text.rfind("config_invalid: ", 0) == 0);
+  }
+}
+
+CAF_TEST(all problems are reported at once) {
+  auto text = errors_of(R"({"batchSize": -1, "routes": {"a": [{"queue": ""}],
+    "b": [{"job": "J", "queue": "q", "retryDelaysSeconds": ["x"]}]}})");
+  CAF_CHECK_NOT_EQUAL(text.find("batchSize = -1"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(text.find(R"(routes["a"][0].job: is required)"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(text.find(R"(routes["a"][0].queue = "")"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(text.find(R"(routes["b"][0].retryDelaysSeconds[0] = "x")"),
+                      std::string::npos);
+}
+
+CAF_TEST(credentials never appear in errors) {
+  auto text = errors_of(R"({"routes": {}, "databaseUrl": "postgresql://u:hunter2@h/db?bad=1",
+                            "amqpUrl": "amqps://u:hunter2@h:5671/", "batchSize": "hunter2"})");
+  CAF_CHECK_NOT_EQUAL(text, "");
+  CAF_CHECK_EQUAL(text.find("hunter2@"), std::string::npos);
+}
+
+CAF_TEST(text that is not json is unreadable with its offset) {
+  auto cfg = parse_config("{\"routes\": {", no_env);
+  CAF_REQUIRE(!cfg);
+  CAF_CHECK(cfg.error() == errc::config_unreadable);
+  CAF_CHECK_NOT_EQUAL(render(cfg.error()).find("offset"), std::string::npos);
+  auto missing = load_config("/nonexistent/outbox.json", no_env);
+  CAF_REQUIRE(!missing);
+  CAF_CHECK_NOT_EQUAL(render(missing.error()).find("cannot open config file"),
+                      std::string::npos);
+}
