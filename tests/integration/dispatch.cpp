@@ -1,2 +1,73 @@
 #define CAF_SUITE integration.dispatch
 #include <caf/test/unit_test.hpp>
+
+#include <set>
+#include <thread>
+
+#include "tests/integration/delivery_fixture.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+CAF_TEST_FIXTURE_SCOPE(dispatch_tests, delivery_fixture)
+
+CAF_TEST(a claim marks deliveries dispatched with a fresh dispatch id) {
+  make_deliveries(3, {60});
+  auto c = claim("q", 2);
+  CAF_REQUIRE_EQUAL(c.jobs.size(), 2u);
+  CAF_CHECK_EQUAL(c.jobs[0].job, "J");
+  CAF_CHECK_EQUAL(c.jobs[0].event_type, "e");
+  CAF_CHECK_EQUAL(c.jobs[0].payload, "{}");
+  CAF_CHECK_EQUAL(c.jobs[0].dispatch_id.size(), 36u);
+  CAF_CHECK_NOT_EQUAL(c.jobs[0].dispatch_id, c.jobs[1].dispatch_id);
+  CAF_CHECK(!c.jobs[0].last_attempt);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 2);
+  CAF_CHECK_EQUAL(claim("q").jobs.size(), 1u);
+  CAF_CHECK_EQUAL(claim("q").jobs.size(), 0u);
+  CAF_CHECK_EQUAL(claim("other").jobs.size(), 0u);
+}
+
+CAF_TEST(two connections claiming one queue never claim a delivery twice) {
+  make_deliveries(400, {60});
+  std::vector<int64_t> got[2];
+  auto worker = [&](int k) {
+    auto conn = connect_db();
+    delivery_repository repo2{names};
+    for (;;) {
+      auto c = repo2.claim_batch(conn, "q", 7);
+      if (!c || c->jobs.empty())
+        return;
+      for (auto& j : c->jobs)
+        got[k].push_back(j.delivery_id);
+    }
+  };
+  std::thread a{worker, 0}, b{worker, 1};
+  a.join();
+  b.join();
+  std::set<int64_t> all(got[0].begin(), got[0].end());
+  all.insert(got[1].begin(), got[1].end());
+  CAF_MESSAGE("claimed " << got[0].size() << " + " << got[1].size());
+  CAF_CHECK_EQUAL(got[0].size() + got[1].size(), 400u);
+  CAF_CHECK_EQUAL(all.size(), 400u);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 400);
+}
+
+CAF_TEST(deliveries past their time to live expire instead of being sent) {
+  make_deliveries(2, {60});
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET expires_at = now() - interval '1 s' WHERE id = "
+                    "(SELECT min(id) FROM " + names.deliveries + ")");
+  auto c = claim();
+  CAF_CHECK_EQUAL(c.expired, 1);
+  CAF_CHECK_EQUAL(c.jobs.size(), 1u);
+  CAF_CHECK_EQUAL(count_status("expired"), 1);
+}
+
+CAF_TEST(the last attempt flag follows the retry rules) {
+  make_deliveries(1, {});
+  auto c = claim();
+  CAF_REQUIRE_EQUAL(c.jobs.size(), 1u);
+  CAF_CHECK(c.jobs[0].last_attempt); // no delays: the first try is the last
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,2 +1,159 @@
 #define CAF_SUITE integration.event_store
 #include <caf/test/unit_test.hpp>
+
+#include <poll.h>
+
+#include <libpq-fe.h>
+
+#include "core/errors.hpp"
+#include "core/event_store.hpp"
+#include "core/json_serializer.hpp"
+#include "tests/integration/test_services.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+struct stock_changed {
+  static constexpr const char* event_type = "stock.changed";
+  std::string sku;
+  int64_t available = 0;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, stock_changed& x) {
+  return f(field("sku", x.sku), field("available", x.available));
+}
+
+struct fixture : schema_fixture {
+  db_event_store store{names};
+
+  int64_t events() {
+    return must_exec(db, "SELECT count(*) FROM " + names.events).int64(0, 0);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(event_store_tests, fixture)
+
+CAF_TEST(an event is refused outside a transaction and nothing is written) {
+  auto ev = make_event(stock_changed{"A1", 3});
+  CAF_REQUIRE(ev);
+  auto id = store.add(db.native(), *ev);
+  CAF_REQUIRE(!id);
+  CAF_CHECK(id.error() == errc::not_in_transaction);
+  CAF_CHECK_EQUAL(events(), 0);
+}
+
+CAF_TEST(an event commits and rolls back with the business transaction) {
+  must_exec(db, "CREATE TABLE " + names.events + "_biz (n int)");
+  auto ev = make_event(stock_changed{"A1", 3});
+  CAF_REQUIRE(ev);
+  CAF_REQUIRE(!db.begin());
+  must_exec(db, "INSERT INTO " + names.events + "_biz VALUES (1)");
+  auto id = store.add(db.native(), *ev);
+  CAF_REQUIRE(id);
+  db.rollback();
+  CAF_CHECK_EQUAL(events(), 0);
+  CAF_REQUIRE(!db.begin());
+  must_exec(db, "INSERT INTO " + names.events + "_biz VALUES (2)");
+  auto id2 = store.add(db.native(), *ev);
+  CAF_REQUIRE(id2);
+  CAF_REQUIRE(!db.commit());
+  auto row = must_exec(db, "SELECT event_type, payload, routed_at IS NULL FROM "
+                             + names.events + " WHERE id = $1",
+                       {std::to_string(*id2)});
+  CAF_CHECK_EQUAL(row.text(0, 0), "stock.changed");
+  CAF_CHECK_EQUAL(row.text(0, 1), R"({"sku":"A1","available":3})");
+  CAF_CHECK_EQUAL(row.text(0, 2), "t");
+  must_exec(db, "DROP TABLE " + names.events + "_biz");
+}
+
+CAF_TEST(a rejected event leaves the transaction failed) {
+  must_exec(db, "CREATE TABLE " + names.events + "_biz (n int)");
+  CAF_REQUIRE(!db.begin());
+  must_exec(db, "INSERT INTO " + names.events + "_biz VALUES (1)");
+  event bad;
+  bad.event_type = "stock.changed";
+  bad.payload = "{not json";
+  auto id = store.add(db.native(), bad);
+  CAF_REQUIRE(!id);
+  CAF_CHECK(id.error() == errc::invalid_event);
+  CAF_CHECK(db.in_failed_transaction());
+  // Committing a failed transaction rolls it back: the business row is gone.
+  db.exec_script("commit", "COMMIT");
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.events + "_biz")
+                    .int64(0, 0),
+                  0);
+  CAF_CHECK_EQUAL(events(), 0);
+  must_exec(db, "DROP TABLE " + names.events + "_biz");
+}
+
+CAF_TEST(key ttl and headers are stored) {
+  event ev;
+  ev.event_type = "stock.changed";
+  ev.payload = "{}";
+  ev.key = "sku-A1";
+  ev.ttl_seconds = 60;
+  ev.headers = {{"traceparent", "00-abc-01"}};
+  CAF_REQUIRE(!db.begin());
+  auto id = store.add(db.native(), ev);
+  CAF_REQUIRE(id);
+  CAF_REQUIRE(!db.commit());
+  auto row = must_exec(db, "SELECT key, headers->>'traceparent', "
+                           "expires_at BETWEEN now() + interval '50 s' AND now() + interval '70 s' "
+                           "FROM " + names.events);
+  CAF_CHECK_EQUAL(row.text(0, 0), "sku-A1");
+  CAF_CHECK_EQUAL(row.text(0, 1), "00-abc-01");
+  CAF_CHECK_EQUAL(row.text(0, 2), "t");
+}
+
+CAF_TEST(the sql function checks its arguments with clear errors) {
+  struct {
+    std::string args;
+    const char* expected;
+  } cases[] = {
+    {"'', '{}'", "event_type must be a non-empty text"},
+    {"'t', NULL", "payload must not be NULL"},
+    {"'t', '{nope'", "payload is not valid JSON"},
+    {"'t', '{}', ''", "key must be NULL or a non-empty text"},
+    {"'t', '{}', NULL, -5", "ttl_seconds must be >= 0"},
+    {"'t', '{}', NULL, NULL, '[1]'", "headers must be a JSON object"},
+  };
+  for (auto& c : cases) {
+    auto r = db.exec("publish", "SELECT " + names.publish_function + "(" + c.args + ")");
+    CAF_REQUIRE(!r);
+    if (render(r.error()).find(c.expected) == std::string::npos)
+      CAF_FAIL("expected «" << c.expected << "» in «" << render(r.error()) << "»");
+  }
+  CAF_CHECK_EQUAL(events(), 0);
+}
+
+CAF_TEST(an insert notifies listeners only at commit) {
+  auto listener = connect_db();
+  must_exec(listener, "LISTEN " + names.notify_channel());
+  auto notified = [&](int wait_ms) {
+    pollfd pfd{PQsocket(listener.native()), POLLIN, 0};
+    poll(&pfd, 1, wait_ms);
+    PQconsumeInput(listener.native());
+    int n = 0;
+    while (PGnotify* m = PQnotifies(listener.native())) {
+      ++n;
+      PQfreemem(m);
+    }
+    return n;
+  };
+  CAF_REQUIRE(!db.begin());
+  must_exec(db, "SELECT " + names.publish_function + "('a', '{}')");
+  must_exec(db, "SELECT " + names.publish_function + "('a', '{}')");
+  CAF_CHECK_EQUAL(notified(200), 0);
+  CAF_REQUIRE(!db.commit());
+  int n = 0;
+  for (int i = 0; i < 50 && n == 0; ++i)
+    n = notified(100);
+  CAF_CHECK_EQUAL(n, 1); // statement-level trigger, same payload: one wake-up
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

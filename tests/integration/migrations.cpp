@@ -1,2 +1,57 @@
 #define CAF_SUITE integration.migrations
 #include <caf/test/unit_test.hpp>
+
+#include "core/errors.hpp"
+#include "core/migrations.hpp"
+#include "tests/integration/test_services.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+CAF_TEST(migrating twice is a no op) {
+  schema_fixture f;
+  CAF_CHECK(!check_schema(f.db, f.names));
+  auto again = migrate(f.db, f.names);
+  CAF_REQUIRE(again);
+  CAF_CHECK_EQUAL(*again, 0);
+  auto n = must_exec(f.db, "SELECT count(*) FROM " + f.names.migrations);
+  CAF_CHECK_EQUAL(n.int64(0, 0), static_cast<int64_t>(migrations().size()));
+}
+
+CAF_TEST(other table names than the applied ones are refused) {
+  schema_fixture f;
+  auto renamed = f.names;
+  renamed.events = f.names.events + "_v2";
+  auto ran = migrate(f.db, renamed);
+  CAF_REQUIRE(!ran);
+  CAF_CHECK(ran.error() == errc::schema_mismatch);
+  CAF_CHECK_NOT_EQUAL(render(ran.error()).find("renaming is the application's own"),
+                      std::string::npos);
+  CAF_CHECK(check_schema(f.db, renamed) == errc::schema_mismatch);
+  // Nothing of the refused run is left behind.
+  auto t = must_exec(f.db, "SELECT to_regclass($1) IS NULL", {renamed.events});
+  CAF_CHECK_EQUAL(t.text(0, 0), "t");
+}
+
+CAF_TEST(an unmigrated database is reported as such) {
+  auto db = connect_db();
+  auto names = schema_names{}.with_prefix(unique_prefix());
+  auto err = check_schema(db, names);
+  CAF_CHECK(err == errc::schema_mismatch);
+  CAF_CHECK_NOT_EQUAL(render(err).find("run outboxctl migrate"), std::string::npos);
+}
+
+CAF_TEST(the tables have every designed column) {
+  schema_fixture f;
+  auto cols = must_exec(f.db,
+                        "SELECT string_agg(column_name, ',' ORDER BY column_name) "
+                        "FROM information_schema.columns WHERE table_name = $1",
+                        {f.names.deliveries});
+  auto text = cols.text(0, 0);
+  for (auto c : {"retry_delays", "repeat_last_delay", "delivery_timeout_seconds",
+                 "merge", "dispatch_id", "available_at", "dispatched_at",
+                 "delivery_timeout_at", "expires_at", "coalesce_key",
+                 "payload_override", "superseded_by", "completed_at",
+                 "failed_at", "last_error", "attempts"})
+    CAF_CHECK_NOT_EQUAL(text.find(c), std::string::npos);
+}

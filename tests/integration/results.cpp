@@ -1,2 +1,122 @@
 #define CAF_SUITE integration.results
 #include <caf/test/unit_test.hpp>
+
+#include "tests/integration/delivery_fixture.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+CAF_TEST_FIXTURE_SCOPE(result_tests, delivery_fixture)
+
+CAF_TEST(a completed result closes only its own delivery) {
+  make_deliveries(2, {60});
+  auto c = claim();
+  auto a = apply({result_of(c.jobs[0], outcome::completed)});
+  CAF_CHECK(a.verdicts[0] == result_verdict::applied);
+  CAF_CHECK_EQUAL(a.completed, 1);
+  CAF_CHECK_EQUAL(count_status("completed"), 1);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 1);
+}
+
+CAF_TEST(a retry schedule of two delays gives exactly three sends) {
+  make_deliveries(1, {1, 1});
+  std::vector<bool> last_flags;
+  for (int send = 0; send < 5; ++send) {
+    make_ready();
+    auto c = claim();
+    if (c.jobs.empty())
+      break;
+    last_flags.push_back(c.jobs[0].last_attempt);
+    apply({result_of(c.jobs[0], outcome::retry)});
+  }
+  CAF_CHECK_EQUAL(last_flags, (std::vector<bool>{false, false, true}));
+  CAF_CHECK_EQUAL(count_status("failed"), 1);
+  auto row = must_exec(db, "SELECT attempts, last_error, failed_at IS NOT NULL, "
+                           "dispatch_id IS NULL FROM " + names.deliveries);
+  CAF_CHECK_EQUAL(row.text(0, 0), "3");
+  CAF_CHECK_EQUAL(row.text(0, 1), "test");
+  CAF_CHECK_EQUAL(row.text(0, 2), "t");
+}
+
+CAF_TEST(a retry waits for its delay and clears the dispatch) {
+  make_deliveries(1, {60});
+  auto c = claim();
+  apply({result_of(c.jobs[0], outcome::retry)});
+  auto row = must_exec(db, "SELECT status, attempts, dispatch_id IS NULL, "
+                           "dispatched_at IS NULL, delivery_timeout_at IS NULL, "
+                           "available_at > now() + interval '55 s' FROM "
+                             + names.deliveries);
+  CAF_CHECK_EQUAL(row.text(0, 0), "pending");
+  CAF_CHECK_EQUAL(row.text(0, 1), "1");
+  CAF_CHECK_EQUAL(row.text(0, 2), "t");
+  CAF_CHECK_EQUAL(row.text(0, 3), "t");
+  CAF_CHECK_EQUAL(row.text(0, 4), "t");
+  CAF_CHECK_EQUAL(row.text(0, 5), "t");
+  CAF_CHECK_EQUAL(claim().jobs.size(), 0u); // not before its time
+}
+
+CAF_TEST(a failed result is final at once) {
+  make_deliveries(1, {60, 60});
+  auto c = claim();
+  auto a = apply({result_of(c.jobs[0], outcome::failed)});
+  CAF_CHECK_EQUAL(a.failed, 1);
+  CAF_CHECK_EQUAL(count_status("failed"), 1);
+}
+
+CAF_TEST(a result with an old dispatch id changes nothing) {
+  make_deliveries(1, {1});
+  auto first = claim().jobs.at(0);
+  apply({result_of(first, outcome::retry)});
+  make_ready();
+  auto second = claim().jobs.at(0);
+  CAF_CHECK_NOT_EQUAL(first.dispatch_id, second.dispatch_id);
+  auto a = apply({result_of(first, outcome::completed)});
+  CAF_CHECK(a.verdicts[0] == result_verdict::stale);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 1);
+  CAF_CHECK_EQUAL(count_status("completed"), 0);
+}
+
+CAF_TEST(unknown deliveries wrong jobs and duplicates are told apart) {
+  make_deliveries(1, {60});
+  auto j = claim().jobs.at(0);
+  auto wrong = result_of(j, outcome::completed);
+  wrong.job = "OtherJob";
+  auto unknown = result_of(j, outcome::completed);
+  unknown.delivery_id = 999999999;
+  auto a = apply({wrong, unknown, result_of(j, outcome::completed),
+                  result_of(j, outcome::failed)});
+  CAF_CHECK(a.verdicts[0] == result_verdict::wrong_job);
+  CAF_CHECK(a.verdicts[1] == result_verdict::unknown_delivery);
+  CAF_CHECK(a.verdicts[2] == result_verdict::applied);
+  CAF_CHECK(a.verdicts[3] == result_verdict::stale);
+  CAF_CHECK_EQUAL(count_status("completed"), 1);
+}
+
+CAF_TEST(a timed out dispatch counts as a failed attempt) {
+  make_deliveries(2, {60});
+  claim();
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET delivery_timeout_at = now() - interval '1 s'");
+  auto s = repo.sweep(db, 100);
+  CAF_REQUIRE(s);
+  CAF_CHECK_EQUAL(s->timed_out, 2);
+  CAF_CHECK_EQUAL(s->retried, 2);
+  CAF_CHECK_EQUAL(count_status("pending"), 2);
+  auto again = repo.sweep(db, 100);
+  CAF_REQUIRE(again);
+  CAF_CHECK_EQUAL(again->timed_out, 0);
+}
+
+CAF_TEST(the sweep expires waiting deliveries past their time to live) {
+  make_deliveries(3, {60});
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET expires_at = now() - interval '1 s' WHERE id <> "
+                    "(SELECT min(id) FROM " + names.deliveries + ")");
+  auto s = repo.sweep(db, 100);
+  CAF_REQUIRE(s);
+  CAF_CHECK_EQUAL(s->expired, 2);
+  CAF_CHECK_EQUAL(count_status("expired"), 2);
+  CAF_CHECK_EQUAL(count_status("pending"), 1);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

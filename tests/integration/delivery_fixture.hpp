@@ -1,0 +1,56 @@
+// A schema with routed deliveries ready to claim, for the dispatch and
+// result suites.
+#pragma once
+
+#include "core/delivery_repository.hpp"
+#include "core/errors.hpp"
+#include "core/routing_repository.hpp"
+#include "tests/integration/test_services.hpp"
+
+namespace outbox::testing {
+
+struct delivery_fixture : schema_fixture {
+  delivery_repository repo{names};
+
+  /// Routes `n` events of one route with these retry delays into `queue`.
+  void make_deliveries(int n, std::vector<int32_t> delays,
+                       const std::string& queue = "q") {
+    route r;
+    r.event_type = "e";
+    r.job = "J";
+    r.queue = queue;
+    r.rules.retry_delays_seconds = std::move(delays);
+    routing_repository router{names, {r}};
+    for (int i = 0; i < n; ++i)
+      publish("e", "{}");
+    auto routed = router.route_batch(db, 10000);
+    if (!routed)
+      CAF_FAIL("routing failed: " << render(routed.error()));
+  }
+
+  claim_result claim(const std::string& queue = "q", int batch = 100) {
+    auto c = repo.claim_batch(db, queue, batch);
+    if (!c)
+      CAF_FAIL("claim failed: " << render(c.error()));
+    return std::move(*c);
+  }
+
+  apply_result apply(std::vector<send_result> rs) {
+    auto a = repo.apply_results(db, rs);
+    if (!a)
+      CAF_FAIL("apply failed: " << render(a.error()));
+    return std::move(*a);
+  }
+
+  /// Makes every waiting delivery ready now (instead of waiting for delays).
+  void make_ready() {
+    must_exec(db, "UPDATE " + names.deliveries
+                    + " SET available_at = now() WHERE status = 'pending'");
+  }
+
+  static send_result result_of(const job_to_send& j, outcome o) {
+    return {j.delivery_id, j.dispatch_id, j.job, o, "test"};
+  }
+};
+
+} // namespace outbox::testing
