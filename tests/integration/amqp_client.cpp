@@ -1,2 +1,122 @@
 #define CAF_SUITE integration.amqp_client
 #include <caf/test/unit_test.hpp>
+
+#include "core/amqp_client.hpp"
+#include "core/errors.hpp"
+#include "tests/integration/test_services.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct fixture {
+  std::string queue = unique_prefix() + "jobs";
+  std::vector<std::string> extra_queues;
+  std::unique_ptr<amqp_client> client;
+
+  fixture() {
+    auto c = amqp_client::connect(amqp_url(), "outbox-test");
+    if (!c)
+      CAF_FAIL("cannot connect to the test broker: " << render(c.error()));
+    client = std::move(*c);
+    CAF_REQUIRE(!client->declare_queue(queue));
+  }
+
+  ~fixture() {
+    auto c = amqp_client::connect(amqp_url(), "outbox-test-cleanup");
+    if (!c)
+      return;
+    (*c)->delete_queue(queue);
+    for (auto& q : extra_queues)
+      (*c)->delete_queue(q);
+  }
+
+  static outgoing_message msg(const std::string& q, int i) {
+    return {q, "{\"n\":" + std::to_string(i) + "}", std::to_string(i),
+            "dispatch-" + std::to_string(i), "J"};
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(amqp_client_tests, fixture)
+
+CAF_TEST(a pipelined batch is confirmed and consumed with its properties) {
+  std::vector<outgoing_message> batch;
+  for (int i = 0; i < 250; ++i)
+    batch.push_back(msg(queue, i));
+  auto st = client->publish_batch(batch, 10s);
+  CAF_REQUIRE_EQUAL(st.size(), 250u);
+  for (auto s : st)
+    CAF_CHECK_EQUAL(to_string(s), std::string{"confirmed"});
+  auto consumer = amqp_client::connect(amqp_url(), "outbox-test-consumer");
+  CAF_REQUIRE(consumer);
+  CAF_REQUIRE(!(*consumer)->consume(queue, 50));
+  int received = 0;
+  uint64_t last_tag = 0;
+  while (received < 250) {
+    auto m = (*consumer)->next_message(5s);
+    CAF_REQUIRE(m);
+    CAF_REQUIRE(m->has_value());
+    if (received == 0) {
+      CAF_CHECK_EQUAL((*m)->message_id, "0");
+      CAF_CHECK_EQUAL((*m)->correlation_id, "dispatch-0");
+      CAF_CHECK_EQUAL((*m)->type, "J");
+      CAF_CHECK_EQUAL((*m)->body, "{\"n\":0}");
+    }
+    last_tag = (*m)->delivery_tag;
+    if (++received % 50 == 0)
+      CAF_REQUIRE(!(*consumer)->ack(last_tag, true));
+  }
+  auto none = (*consumer)->next_message(200ms);
+  CAF_REQUIRE(none);
+  CAF_CHECK(!none->has_value());
+}
+
+CAF_TEST(a message no queue takes is returned not lost) {
+  auto missing = unique_prefix() + "nobody";
+  auto st = client->publish_batch({msg(queue, 1), msg(missing, 2), msg(queue, 3)}, 10s);
+  CAF_CHECK_EQUAL(to_string(st[0]), std::string{"confirmed"});
+  CAF_CHECK_EQUAL(to_string(st[1]), std::string{"returned"});
+  CAF_CHECK_EQUAL(to_string(st[2]), std::string{"confirmed"});
+}
+
+CAF_TEST(a full queue that rejects publishes nacks) {
+  auto full = unique_prefix() + "full";
+  extra_queues.push_back(full);
+  queue_options opts;
+  opts.max_length = 1;
+  opts.reject_overflow = true;
+  CAF_REQUIRE(!client->declare_queue(full, opts));
+  auto st = client->publish_batch({msg(full, 1), msg(full, 2), msg(full, 3)}, 10s);
+  CAF_CHECK_EQUAL(to_string(st[0]), std::string{"confirmed"});
+  CAF_CHECK_EQUAL(to_string(st[1]), std::string{"nacked"});
+  CAF_CHECK_EQUAL(to_string(st[2]), std::string{"nacked"});
+}
+
+CAF_TEST(a refused operation closes the channel and the client recovers) {
+  queue_options other;
+  other.max_length = 5; // same name, other arguments: PRECONDITION_FAILED
+  auto err = client->declare_queue(queue, other);
+  CAF_CHECK(err == errc::broker_error);
+  CAF_CHECK_NOT_EQUAL(render(err).find("code 406"), std::string::npos);
+  CAF_CHECK(client->is_open());
+  auto st = client->publish_batch({msg(queue, 1)}, 10s);
+  CAF_CHECK_EQUAL(to_string(st[0]), std::string{"confirmed"});
+}
+
+CAF_TEST(an unreachable broker is a clear error) {
+  auto c = amqp_client::connect("amqp://guest:guest@127.0.0.1:1/", "x");
+  CAF_REQUIRE(!c);
+  CAF_CHECK(c.error() == errc::broker_unavailable);
+  CAF_CHECK_EQUAL(render(c.error()),
+                  "broker_unavailable: cannot connect to the broker at 127.0.0.1:1");
+  auto bad_login = amqp_client::connect(
+    amqp_url().replace(amqp_url().find("guest:guest"), 11, "guest:wrong"), "x");
+  CAF_REQUIRE(!bad_login);
+  CAF_CHECK_EQUAL(render(bad_login.error()).find("wrong"), std::string::npos);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

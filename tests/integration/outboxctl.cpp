@@ -1,2 +1,99 @@
 #define CAF_SUITE integration.outboxctl
 #include <caf/test/unit_test.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "core/migrations.hpp"
+#include "tests/integration/test_services.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+struct run_result {
+  int status;
+  std::string output;
+};
+
+run_result run(const std::string& args) {
+  // The config files here name their own database: no override from outside.
+  auto cmd = "env -u OUTBOX_DATABASE_URL -u OUTBOX_AMQP_URL "
+             + std::string{OUTBOXCTL_PATH} + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  CAF_REQUIRE(p != nullptr);
+  std::string out;
+  char buf[512];
+  while (auto n = fread(buf, 1, sizeof(buf), p))
+    out.append(buf, n);
+  int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::string write_config(const std::string& path, const std::string& prefix,
+                         const std::string& routes) {
+  std::ofstream out{path};
+  out << "{\"databaseUrl\": \"" << database_url() << "\",\n"
+      << " \"eventsTableName\": \"" << prefix << "events\",\n"
+      << " \"deliveriesTableName\": \"" << prefix << "deliveries\",\n"
+      << " \"migrationsTableName\": \"" << prefix << "migrations\",\n"
+      << " \"publishFunctionName\": \"" << prefix << "publish\",\n"
+      << " \"routes\": " << routes << "}\n";
+  return path;
+}
+
+} // namespace
+
+CAF_TEST(migrate applies the schema once and then reports it up to date) {
+  auto prefix = unique_prefix();
+  auto path = write_config("/tmp/" + prefix + "outbox.json", prefix,
+                           R"({"e": [{"job": "J", "queue": "q"}]})");
+  auto first = run("migrate --config " + path);
+  CAF_CHECK_EQUAL(first.status, 0);
+  CAF_CHECK_NOT_EQUAL(first.output.find("applied 4 migration(s)"), std::string::npos);
+  auto second = run("migrate --config=" + path);
+  CAF_CHECK_EQUAL(second.status, 0);
+  CAF_CHECK_NOT_EQUAL(second.output.find("schema is up to date"), std::string::npos);
+  schema_names names{prefix + "events", prefix + "deliveries",
+                     prefix + "migrations", prefix + "publish"};
+  auto db = connect_db();
+  CAF_CHECK(!check_schema(db, names));
+  CAF_CHECK(!drop_schema(db, names));
+  std::remove(path.c_str());
+}
+
+CAF_TEST(a bad config exits non zero and lists every problem) {
+  auto prefix = unique_prefix();
+  auto path = write_config("/tmp/" + prefix + "bad.json", prefix,
+                           R"({"e": [{"job": "", "queue": "q", "retryDelaysSeconds": [-1]}]})");
+  auto r = run("migrate --config " + path);
+  CAF_CHECK_EQUAL(r.status, 2);
+  CAF_CHECK_NOT_EQUAL(r.output.find(R"(routes["e"][0].job = "": must be a non-empty string)"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(r.output.find(R"(routes["e"][0].retryDelaysSeconds[0] = -1)"),
+                      std::string::npos);
+  std::remove(path.c_str());
+}
+
+CAF_TEST(usage errors and an unreachable database are clear) {
+  CAF_CHECK_EQUAL(run("").status, 2);
+  CAF_CHECK_EQUAL(run("migrate --no-such-flag").status, 2);
+  auto missing = run("migrate --config /nonexistent.json");
+  CAF_CHECK_EQUAL(missing.status, 2);
+  CAF_CHECK_NOT_EQUAL(missing.output.find("cannot open config file"), std::string::npos);
+  auto prefix = unique_prefix();
+  auto path = "/tmp/" + prefix + "down.json";
+  {
+    std::ofstream out{path};
+    out << R"({"databaseUrl": "postgresql://u:hunter2@127.0.0.1:1/x?connect_timeout=2",)"
+        << R"( "routes": {}})";
+  }
+  auto down = run("migrate --config " + path);
+  CAF_CHECK_EQUAL(down.status, 1);
+  CAF_CHECK_NOT_EQUAL(down.output.find("cannot connect to the database at 127.0.0.1:1/x"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(down.output.find("hunter2"), std::string::npos);
+  std::remove(path.c_str());
+}
