@@ -110,14 +110,10 @@ RETURNING d.id
 )sql";
 
 std::string with_names(std::string sql, const schema_names& n) {
-  for (auto [from, to] :
-       {std::pair{std::string{"{{columns}}"}, std::string{decision_columns}},
-        std::pair{std::string{"{{events}}"}, n.events},
-        std::pair{std::string{"{{deliveries}}"}, n.deliveries}})
-    for (size_t p = 0; (p = sql.find(from, p)) != std::string::npos;
-         p += to.size())
-      sql.replace(p, from.size(), to);
-  return sql;
+  const std::string slot = "{{columns}}";
+  if (auto p = sql.find(slot); p != std::string::npos)
+    sql.replace(p, slot.size(), decision_columns);
+  return fill_names(std::move(sql), n);
 }
 
 time_point from_micros(int64_t us) {

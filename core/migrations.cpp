@@ -9,12 +9,6 @@ namespace outbox {
 
 namespace {
 
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos;
-       pos += to.size())
-    s.replace(pos, from.size(), to);
-}
-
 // The record of applied migrations, with the names each was applied under.
 std::string record_table_sql(const schema_names& n) {
   return "CREATE TABLE IF NOT EXISTS " + n.migrations
@@ -112,11 +106,7 @@ std::string render_migration(const migration& m, const schema_names& names) {
   assert(check_identifier(names.events).empty());
   assert(check_identifier(names.deliveries).empty());
   assert(check_identifier(names.publish_function).empty());
-  std::string sql = m.sql;
-  replace_all(sql, "{{events}}", names.events);
-  replace_all(sql, "{{deliveries}}", names.deliveries);
-  replace_all(sql, "{{publish_function}}", names.publish_function);
-  return sql;
+  return fill_names(m.sql, names);
 }
 
 caf::expected<int> migrate(pg_connection& conn, const schema_names& names) {

@@ -94,15 +94,6 @@ WHERE o.id = older.id
 RETURNING o.id
 )sql";
 
-std::string with_names(std::string sql, const schema_names& n) {
-  for (auto [from, to] : {std::pair{std::string{"{{events}}"}, n.events},
-                          std::pair{std::string{"{{deliveries}}"}, n.deliveries}})
-    for (size_t p = 0; (p = sql.find(from, p)) != std::string::npos;
-         p += to.size())
-      sql.replace(p, from.size(), to);
-  return sql;
-}
-
 } // namespace
 
 std::string routes_to_json(const std::vector<route>& routes) {
@@ -140,8 +131,8 @@ routing_repository::routing_repository(schema_names names,
                                        const std::vector<route>& routes)
   : names_(std::move(names)),
     routes_json_(routes_to_json(routes)),
-    route_sql_(with_names(route_sql, names_)),
-    coalesce_sql_(with_names(coalesce_sql, names_)) {
+    route_sql_(fill_names(route_sql, names_)),
+    coalesce_sql_(fill_names(coalesce_sql, names_)) {
 }
 
 caf::expected<routing_result>

@@ -24,6 +24,11 @@ struct schema_names {
 /// PostgreSQL cuts identifiers at 63.
 constexpr size_t max_identifier_length = 48;
 
+/// Returns `sql` with {{events}}, {{deliveries}}, {{migrations}} and
+/// {{publish_function}} replaced by these names. Identifiers cannot be
+/// statement parameters; the names are validated identifiers instead.
+std::string fill_names(std::string sql, const schema_names& names);
+
 /// Returns an empty string when `name` is a valid lower-case SQL identifier
 /// ([a-z_][a-z0-9_]*, at most max_identifier_length), otherwise the rule it
 /// breaks.
