@@ -235,7 +235,7 @@ caf::expected<claim_result>
 delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
                                  int32_t batch_size) {
   // One statement in autocommit: it commits before anything is published.
-  auto rows = conn.exec("claim_batch", claim_sql_,
+  auto rows = conn.exec_prepared("claim_batch", claim_sql_,
                         {queue, std::to_string(batch_size)});
   if (!rows)
     return rows.error();
@@ -282,7 +282,7 @@ delivery_repository::apply_results(pg_connection& conn,
     conn.rollback();
     return err;
   };
-  auto rows = conn.exec("lock_for_results", lock_sql_, {pg_int_array(ids)});
+  auto rows = conn.exec_prepared("lock_for_results", lock_sql_, {pg_int_array(ids)});
   if (!rows)
     return fail(rows.error());
   std::map<int64_t, locked_delivery> locked;
@@ -322,7 +322,7 @@ delivery_repository::apply_results(pg_connection& conn,
     }
   }
   if (!batch.ids.empty()) {
-    if (auto upd = conn.exec("apply_results", update_sql_, batch.params()); !upd)
+    if (auto upd = conn.exec_prepared("apply_results", update_sql_, batch.params()); !upd)
       return fail(upd.error());
   }
   if (auto err = conn.commit())
@@ -339,7 +339,7 @@ caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
     conn.rollback();
     return err;
   };
-  auto rows = conn.exec("find_timed_out", timed_out_sql_,
+  auto rows = conn.exec_prepared("find_timed_out", timed_out_sql_,
                         {std::to_string(batch_size)});
   if (!rows)
     return fail(rows.error());
@@ -351,11 +351,11 @@ caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
                  out.retried, out.failed, out.expired);
   }
   if (!batch.ids.empty()) {
-    if (auto upd = conn.exec("apply_timeouts", update_sql_, batch.params());
+    if (auto upd = conn.exec_prepared("apply_timeouts", update_sql_, batch.params());
         !upd)
       return fail(upd.error());
   }
-  auto exp = conn.exec("expire_pending", expire_sql_,
+  auto exp = conn.exec_prepared("expire_pending", expire_sql_,
                        {std::to_string(batch_size)});
   if (!exp)
     return fail(exp.error());

@@ -1,5 +1,8 @@
 #include "core/pg_connection.hpp"
 
+#include <functional>
+#include <set>
+
 #include <libpq-fe.h>
 
 #include "core/errors.hpp"
@@ -62,8 +65,12 @@ std::optional<std::string> pg_rows::optional_text(int row, int col) const {
   return text(row, col);
 }
 
+struct pg_connection::session {
+  std::set<std::string> prepared;
+};
+
 pg_connection::pg_connection(std::shared_ptr<pg_conn> conn)
-  : conn_(std::move(conn)) {
+  : conn_(std::move(conn)), session_(std::make_shared<session>()) {
 }
 
 caf::expected<pg_connection> pg_connection::connect(const std::string& url) {
@@ -100,6 +107,40 @@ caf::expected<pg_rows> pg_connection::exec(const char* name,
   auto status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
     auto err = statement_error(name, res, raw(conn_.get()));
+    PQclear(res);
+    return err;
+  }
+  return pg_rows{res};
+}
+
+caf::expected<pg_rows> pg_connection::exec_prepared(const char* name,
+                                                    const std::string& sql,
+                                                    const pg_params& params) {
+  // The SQL text (with its table names) names the statement, so two
+  // repositories of other schemas never collide on one connection.
+  auto key = "ob_" + std::to_string(std::hash<std::string>{}(sql));
+  auto* conn = raw(conn_.get());
+  if (session_->prepared.count(key) == 0) {
+    PGresult* res = PQprepare(conn, key.c_str(), sql.c_str(),
+                              static_cast<int>(params.size()), nullptr);
+    if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+      auto err = statement_error(name, res, conn);
+      PQclear(res);
+      return err;
+    }
+    PQclear(res);
+    session_->prepared.insert(key);
+  }
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (auto& p : params)
+    values.push_back(p ? p->c_str() : nullptr);
+  PGresult* res = PQexecPrepared(conn, key.c_str(),
+                                 static_cast<int>(values.size()),
+                                 values.data(), nullptr, nullptr, 0);
+  auto status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    auto err = statement_error(name, res, conn);
     PQclear(res);
     return err;
   }

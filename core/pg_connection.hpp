@@ -46,6 +46,11 @@ public:
   caf::expected<pg_rows> exec(const char* name, const std::string& sql,
                               const pg_params& params = {});
 
+  /// Like exec, but as a named prepared statement: parsed and planned once
+  /// per connection (on first use), then one round trip per call.
+  caf::expected<pg_rows> exec_prepared(const char* name, const std::string& sql,
+                                       const pg_params& params = {});
+
   /// Runs several statements without parameters (migrations, BEGIN, ...).
   caf::error exec_script(const char* name, const std::string& sql);
 
@@ -69,8 +74,10 @@ public:
   pg_conn* native() const { return conn_.get(); }
 
 private:
+  struct session;
   explicit pg_connection(std::shared_ptr<pg_conn> conn);
   std::shared_ptr<pg_conn> conn_;
+  std::shared_ptr<session> session_; // what this connection has prepared
 };
 
 /// Formats a text[] literal for a parameter: {"a","b\"c"}; nullopt → NULL.

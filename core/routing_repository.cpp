@@ -143,7 +143,7 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
     conn.rollback();
     return err;
   };
-  auto rows = conn.exec("route_batch", route_sql_,
+  auto rows = conn.exec_prepared("route_batch", route_sql_,
                         {routes_json_, std::to_string(batch_size)});
   if (!rows)
     return fail(rows.error());
@@ -162,7 +162,7 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
     }
   }
   if (!key_queues.empty()) {
-    auto sup = conn.exec("coalesce", coalesce_sql_,
+    auto sup = conn.exec_prepared("coalesce", coalesce_sql_,
                          {pg_text_array(key_queues), pg_text_array(key_jobs)});
     if (!sup)
       return fail(sup.error());

@@ -38,8 +38,8 @@ caf::expected<status_counts> status_repository::read(pg_connection& conn) {
   if (auto err = conn.exec_script(
         "status_begin", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
     return err;
-  auto events = conn.exec("status_events", events_sql_);
-  auto deliveries = events ? conn.exec("status_deliveries", deliveries_sql_)
+  auto events = conn.exec_prepared("status_events", events_sql_);
+  auto deliveries = events ? conn.exec_prepared("status_deliveries", deliveries_sql_)
                            : caf::expected<pg_rows>{events.error()};
   conn.rollback();
   if (!deliveries)
