@@ -28,7 +28,7 @@ status_repository::status_repository(schema_names n)
     // Per queue and status from the (queue, status) index.
     deliveries_sql_(
       "SELECT queue, status, count(*), COALESCE(extract(epoch FROM now() - "
-      "min(created_at)) FILTER (WHERE status IN ('pending', 'dispatched')), 0) "
+      "min(created_at) FILTER (WHERE status IN ('pending', 'dispatched'))), 0) "
       "FROM "
       + n.deliveries + " GROUP BY queue, status ORDER BY queue, status") {
 }

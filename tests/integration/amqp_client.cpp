@@ -1,6 +1,8 @@
 #define CAF_SUITE integration.amqp_client
 #include <caf/test/unit_test.hpp>
 
+#include <thread>
+
 #include "core/amqp_client.hpp"
 #include "core/errors.hpp"
 #include "tests/integration/test_services.hpp"
@@ -117,6 +119,25 @@ CAF_TEST(an unreachable broker is a clear error) {
     amqp_url().replace(amqp_url().find("guest:guest"), 11, "guest:wrong"), "x");
   CAF_REQUIRE(!bad_login);
   CAF_CHECK_EQUAL(render(bad_login.error()).find("wrong"), std::string::npos);
+}
+
+CAF_TEST(a connection the broker dropped is detected and fails fast) {
+  // With a 1 s heartbeat and no library calls the broker drops the
+  // connection after about two missed beats (LIBRARIES.md §6).
+  auto c = amqp_client::connect(amqp_url(), "outbox-test-silent", 1s);
+  CAF_REQUIRE(c);
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  std::vector<publish_status> st;
+  while ((*c)->is_open() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(3s); // stay silent so that heartbeats lapse
+    st = (*c)->publish_batch({msg(queue, 1)}, 2s);
+  }
+  CAF_CHECK(!(*c)->is_open());
+  CAF_REQUIRE_EQUAL(st.size(), 1u);
+  CAF_CHECK_EQUAL(to_string(st[0]), std::string{"lost"});
+  auto next = (*c)->publish_batch({msg(queue, 2)}, 2s);
+  CAF_CHECK_EQUAL(to_string(next[0]), std::string{"lost"});
+  CAF_CHECK((*c)->ack(1) == errc::broker_unavailable);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
