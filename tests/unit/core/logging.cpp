@@ -21,3 +21,14 @@ CAF_TEST(log levels are checked by name) {
   CAF_CHECK(set_log_level("info"));
   CAF_CHECK(logger("test") == logger("test"));
 }
+
+CAF_TEST(delivery lines carry the designed fields and nothing else) {
+  delivery_fields f{7, 42, "stock.changed", "PublishStockJob", "stock.publish",
+                    "pending", 2, "no result before the delivery timeout"};
+  CAF_CHECK_EQUAL(format_fields(f),
+                  "outboxEventId=7 outboxDeliveryId=42 eventType=stock.changed "
+                  "job=PublishStockJob queue=stock.publish status=pending "
+                  "attempts=2 reason=\"no result before the delivery timeout\"");
+  f.reason.clear();
+  CAF_CHECK_EQUAL(format_fields(f).find("reason="), std::string::npos);
+}
