@@ -204,6 +204,45 @@ void count_status(const char* status, int64_t& retried, int64_t& failed,
     ++expired;
 }
 
+// Runs the conditional update for the decided transitions, if any.
+caf::error apply_transitions(pg_connection& conn, const char* name,
+                             const std::string& update_sql,
+                             const transition_batch& batch) {
+  if (batch.ids.empty())
+    return caf::none;
+  auto rows = conn.exec_prepared(name, update_sql, batch.params());
+  return rows ? caf::error{} : rows.error();
+}
+
+// Checks one result against its locked delivery and, if it still applies,
+// adds its transition. `d` is marked decided so that a duplicate of the same
+// result in this batch is stale instead of applying twice.
+result_verdict decide_result(const send_result& r, locked_delivery& d,
+                             transition_batch& batch, apply_result& out) {
+  if (d.status != "dispatched" || d.dispatch_id != r.dispatch_id)
+    return result_verdict::stale;
+  if (d.job != r.job)
+    return result_verdict::wrong_job;
+  d.status = "decided";
+  pg_param reason = r.reason.empty() ? std::nullopt : pg_param{r.reason};
+  switch (r.result) {
+    case outcome::completed:
+      batch.add(d, "completed", d.attempts, std::nullopt, std::nullopt);
+      ++out.completed;
+      break;
+    case outcome::failed: // not retryable: final whatever retries are left
+      batch.add(d, "failed", d.attempts + 1, std::nullopt,
+                reason ? reason : pg_param{"failed"});
+      ++out.failed;
+      break;
+    case outcome::retry:
+      count_status(batch.add_failure(d, reason ? *reason : "retry"),
+                   out.retried, out.failed, out.expired);
+      break;
+  }
+  return result_verdict::applied;
+}
+
 } // namespace
 
 const char* to_string(outcome x) {
@@ -276,93 +315,50 @@ delivery_repository::apply_results(pg_connection& conn,
   std::vector<int64_t> ids;
   for (auto& r : rs)
     ids.push_back(r.delivery_id);
-  if (auto err = conn.begin())
-    return err;
-  auto fail = [&](caf::error err) -> caf::expected<apply_result> {
-    conn.rollback();
-    return err;
-  };
-  auto rows = conn.exec_prepared("lock_for_results", lock_sql_, {pg_int_array(ids)});
-  if (!rows)
-    return fail(rows.error());
-  std::map<int64_t, locked_delivery> locked;
-  for (int i = 0; i < rows->size(); ++i) {
-    auto d = read_locked(*rows, i);
-    locked.emplace(d.id, std::move(d));
-  }
-  transition_batch batch;
-  for (size_t i = 0; i < rs.size(); ++i) {
-    auto& r = rs[i];
-    auto it = locked.find(r.delivery_id);
-    if (it == locked.end())
-      continue;
-    auto& d = it->second;
-    if (d.status != "dispatched" || d.dispatch_id != r.dispatch_id) {
-      out.verdicts[i] = result_verdict::stale;
-      continue;
+  return in_transaction<apply_result>(conn, [&]() -> caf::expected<apply_result> {
+    auto rows = conn.exec_prepared("lock_for_results", lock_sql_,
+                                   {pg_int_array(ids)});
+    if (!rows)
+      return rows.error();
+    std::map<int64_t, locked_delivery> locked;
+    for (int i = 0; i < rows->size(); ++i) {
+      auto d = read_locked(*rows, i);
+      locked.emplace(d.id, std::move(d));
     }
-    if (d.job != r.job) {
-      out.verdicts[i] = result_verdict::wrong_job;
-      continue;
-    }
-    out.verdicts[i] = result_verdict::applied;
-    // A duplicate of a result in this batch must not apply twice.
-    d.status = "decided";
-    pg_param reason = r.reason.empty() ? std::nullopt : pg_param{r.reason};
-    if (r.result == outcome::completed) {
-      batch.add(d, "completed", d.attempts, std::nullopt, std::nullopt);
-      ++out.completed;
-    } else if (r.result == outcome::failed) {
-      batch.add(d, "failed", d.attempts + 1, std::nullopt,
-                reason ? reason : pg_param{"failed"});
-      ++out.failed;
-    } else {
-      count_status(batch.add_failure(d, reason ? *reason : "retry"),
-                   out.retried, out.failed, out.expired);
-    }
-  }
-  if (!batch.ids.empty()) {
-    if (auto upd = conn.exec_prepared("apply_results", update_sql_, batch.params()); !upd)
-      return fail(upd.error());
-  }
-  if (auto err = conn.commit())
-    return err;
-  return out;
+    transition_batch batch;
+    for (size_t i = 0; i < rs.size(); ++i)
+      if (auto it = locked.find(rs[i].delivery_id); it != locked.end())
+        out.verdicts[i] = decide_result(rs[i], it->second, batch, out);
+    if (auto err = apply_transitions(conn, "apply_results", update_sql_, batch))
+      return err;
+    return out;
+  });
 }
 
 caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
                                                        int32_t batch_size) {
-  sweep_result out;
-  if (auto err = conn.begin())
-    return err;
-  auto fail = [&](caf::error err) -> caf::expected<sweep_result> {
-    conn.rollback();
-    return err;
-  };
-  auto rows = conn.exec_prepared("find_timed_out", timed_out_sql_,
-                        {std::to_string(batch_size)});
-  if (!rows)
-    return fail(rows.error());
-  transition_batch batch;
-  for (int i = 0; i < rows->size(); ++i) {
-    ++out.timed_out;
-    count_status(batch.add_failure(read_locked(*rows, i),
-                                   "no result before the delivery timeout"),
-                 out.retried, out.failed, out.expired);
-  }
-  if (!batch.ids.empty()) {
-    if (auto upd = conn.exec_prepared("apply_timeouts", update_sql_, batch.params());
-        !upd)
-      return fail(upd.error());
-  }
-  auto exp = conn.exec_prepared("expire_pending", expire_sql_,
-                       {std::to_string(batch_size)});
-  if (!exp)
-    return fail(exp.error());
-  out.expired += exp->size();
-  if (auto err = conn.commit())
-    return err;
-  return out;
+  return in_transaction<sweep_result>(conn, [&]() -> caf::expected<sweep_result> {
+    sweep_result out;
+    auto rows = conn.exec_prepared("find_timed_out", timed_out_sql_,
+                                   {std::to_string(batch_size)});
+    if (!rows)
+      return rows.error();
+    transition_batch batch;
+    for (int i = 0; i < rows->size(); ++i) {
+      ++out.timed_out;
+      count_status(batch.add_failure(read_locked(*rows, i),
+                                     "no result before the delivery timeout"),
+                   out.retried, out.failed, out.expired);
+    }
+    if (auto err = apply_transitions(conn, "apply_timeouts", update_sql_, batch))
+      return err;
+    auto expired = conn.exec_prepared("expire_pending", expire_sql_,
+                                      {std::to_string(batch_size)});
+    if (!expired)
+      return expired.error();
+    out.expired += expired->size();
+    return out;
+  });
 }
 
 } // namespace outbox

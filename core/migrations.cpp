@@ -115,16 +115,7 @@ caf::expected<int> migrate(pg_connection& conn, const schema_names& names) {
     if (auto rule = check_identifier(*name); !rule.empty())
       return make_error(errc::config_invalid,
                         "name \"" + *name + "\" " + rule);
-  if (auto err = conn.begin())
-    return err;
-  auto ran = apply_missing(conn, names);
-  if (!ran) {
-    conn.rollback();
-    return ran.error();
-  }
-  if (auto err = conn.commit())
-    return err;
-  return ran;
+  return in_transaction<int>(conn, [&] { return apply_missing(conn, names); });
 }
 
 caf::error check_schema(pg_connection& conn, const schema_names& names) {

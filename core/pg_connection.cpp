@@ -37,6 +37,15 @@ caf::error statement_error(const char* name, PGresult* res, PGconn* conn) {
   return make_error(errc::database_error, std::move(text));
 }
 
+// libpq takes parameters as C strings, NULL for SQL NULL.
+std::vector<const char*> c_strings(const pg_params& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (auto& p : params)
+    values.push_back(p ? p->c_str() : nullptr);
+  return values;
+}
+
 } // namespace
 
 pg_rows::pg_rows(pg_result* res)
@@ -97,20 +106,11 @@ pg_connection pg_connection::borrow(pg_conn* conn) {
 caf::expected<pg_rows> pg_connection::exec(const char* name,
                                            const std::string& sql,
                                            const pg_params& params) {
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (auto& p : params)
-    values.push_back(p ? p->c_str() : nullptr);
-  PGresult* res = PQexecParams(raw(conn_.get()), sql.c_str(),
-                               static_cast<int>(values.size()), nullptr,
-                               values.data(), nullptr, nullptr, 0);
-  auto status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-    auto err = statement_error(name, res, raw(conn_.get()));
-    PQclear(res);
-    return err;
-  }
-  return pg_rows{res};
+  auto values = c_strings(params);
+  return rows_or_error(name, PQexecParams(raw(conn_.get()), sql.c_str(),
+                                          static_cast<int>(values.size()),
+                                          nullptr, values.data(), nullptr,
+                                          nullptr, 0));
 }
 
 caf::expected<pg_rows> pg_connection::exec_prepared(const char* name,
@@ -121,26 +121,24 @@ caf::expected<pg_rows> pg_connection::exec_prepared(const char* name,
   auto key = "ob_" + std::to_string(std::hash<std::string>{}(sql));
   auto* conn = raw(conn_.get());
   if (session_->prepared.count(key) == 0) {
-    PGresult* res = PQprepare(conn, key.c_str(), sql.c_str(),
-                              static_cast<int>(params.size()), nullptr);
-    if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
-      auto err = statement_error(name, res, conn);
-      PQclear(res);
-      return err;
-    }
-    PQclear(res);
+    auto prepared = rows_or_error(name, PQprepare(conn, key.c_str(), sql.c_str(),
+                                                  static_cast<int>(params.size()),
+                                                  nullptr));
+    if (!prepared)
+      return prepared.error();
     session_->prepared.insert(key);
   }
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (auto& p : params)
-    values.push_back(p ? p->c_str() : nullptr);
-  PGresult* res = PQexecPrepared(conn, key.c_str(),
-                                 static_cast<int>(values.size()),
-                                 values.data(), nullptr, nullptr, 0);
+  auto values = c_strings(params);
+  return rows_or_error(name, PQexecPrepared(conn, key.c_str(),
+                                            static_cast<int>(values.size()),
+                                            values.data(), nullptr, nullptr, 0));
+}
+
+caf::expected<pg_rows> pg_connection::rows_or_error(const char* name,
+                                                    pg_result* res) {
   auto status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-    auto err = statement_error(name, res, conn);
+    auto err = statement_error(name, res, raw(conn_.get()));
     PQclear(res);
     return err;
   }
@@ -148,13 +146,8 @@ caf::expected<pg_rows> pg_connection::exec_prepared(const char* name,
 }
 
 caf::error pg_connection::exec_script(const char* name, const std::string& sql) {
-  PGresult* res = PQexec(raw(conn_.get()), sql.c_str());
-  auto status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-  caf::error err;
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)
-    err = statement_error(name, res, raw(conn_.get()));
-  PQclear(res);
-  return err;
+  auto rows = rows_or_error(name, PQexec(raw(conn_.get()), sql.c_str()));
+  return rows ? caf::error{} : rows.error();
 }
 
 caf::error pg_connection::begin() { return exec_script("BEGIN", "BEGIN"); }

@@ -76,9 +76,27 @@ public:
 private:
   struct session;
   explicit pg_connection(std::shared_ptr<pg_conn> conn);
+  // Takes `res`: its rows, or the statement's error (and clears it).
+  caf::expected<pg_rows> rows_or_error(const char* name, pg_result* res);
   std::shared_ptr<pg_conn> conn_;
   std::shared_ptr<session> session_; // what this connection has prepared
 };
+
+/// Runs `body` (returning caf::expected<T>) inside BEGIN ... COMMIT; rolls
+/// back when the body or the commit fails and returns that error.
+template <class T, class Body>
+caf::expected<T> in_transaction(pg_connection& conn, Body body) {
+  if (auto err = conn.begin())
+    return err;
+  caf::expected<T> result = body();
+  if (!result) {
+    conn.rollback();
+    return result;
+  }
+  if (auto err = conn.commit())
+    return err;
+  return result;
+}
 
 /// Formats a text[] literal for a parameter: {"a","b\"c"}; nullopt → NULL.
 std::string pg_text_array(const std::vector<pg_param>& xs);

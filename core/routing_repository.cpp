@@ -45,26 +45,25 @@ WITH routes AS (
   FROM claimed c WHERE e.id = c.id
   RETURNING e.id
 )
-SELECT 'queue' AS kind, queue, NULL AS job, count(*) FROM inserted GROUP BY queue
+SELECT 'queue' AS kind, queue, NULL AS job, count(*), NULL AS coalesce_key
+FROM inserted GROUP BY queue
 UNION ALL
-SELECT DISTINCT 'key', queue, job, 0 FROM inserted
+SELECT DISTINCT 'key', queue, job, 0, coalesce_key FROM inserted
   WHERE coalesce_key IS NOT NULL AND merge <> 'none'
 UNION ALL
-SELECT 'events', NULL, NULL, count(*) FROM marked
+SELECT 'events', NULL, NULL, count(*), NULL FROM marked
 )sql";
 
-// For each key/job/queue that received a delivery: the newest pending
-// delivery wins, older pending ones become superseded by it; with
+// For each (key, job, queue) that just received a delivery: the newest
+// pending delivery wins, older pending ones become superseded by it; with
 // json-merge the winner's payload becomes the RFC 7396 fold of all of them,
-// oldest first. Uses the partial coalesce index. (PostgreSQL runs every
-// data-modifying CTE once, referenced or not: `merged` always applies.)
+// oldest first. The triples come as arrays and hit the partial coalesce
+// index. (PostgreSQL runs every data-modifying CTE once, referenced or not:
+// `merged` always applies.)
 constexpr const char* coalesce_sql = R"sql(
 WITH targets AS (
-  SELECT DISTINCT d.coalesce_key, d.job, d.queue
-  FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id
-  WHERE d.status = 'pending' AND d.coalesce_key IS NOT NULL AND d.merge <> 'none'
-    AND (d.queue, d.job) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-    AND e.routed_at >= now()
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+    AS t(coalesce_key, job, queue)
 ), newest AS (
   SELECT DISTINCT ON (d.coalesce_key, d.job, d.queue)
          d.id, d.coalesce_key, d.job, d.queue, d.merge
@@ -137,40 +136,36 @@ routing_repository::routing_repository(schema_names names,
 
 caf::expected<routing_result>
 routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
-  if (auto err = conn.begin())
-    return err;
-  auto fail = [&](caf::error err) -> caf::expected<routing_result> {
-    conn.rollback();
-    return err;
-  };
-  auto rows = conn.exec_prepared("route_batch", route_sql_,
-                        {routes_json_, std::to_string(batch_size)});
-  if (!rows)
-    return fail(rows.error());
-  routing_result out;
-  std::vector<pg_param> key_queues, key_jobs;
-  for (int i = 0; i < rows->size(); ++i) {
-    auto kind = rows->text(i, 0);
-    if (kind == "events") {
-      out.events_routed = rows->int64(i, 3);
-    } else if (kind == "queue") {
-      out.per_queue[rows->text(i, 1)] = rows->int64(i, 3);
-      out.deliveries_created += rows->int64(i, 3);
-    } else {
-      key_queues.push_back(rows->text(i, 1));
-      key_jobs.push_back(rows->text(i, 2));
+  return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
+    auto rows = conn.exec_prepared("route_batch", route_sql_,
+                                   {routes_json_, std::to_string(batch_size)});
+    if (!rows)
+      return rows.error();
+    routing_result out;
+    std::vector<pg_param> keys, jobs, queues;
+    for (int i = 0; i < rows->size(); ++i) {
+      auto kind = rows->text(i, 0);
+      if (kind == "events") {
+        out.events_routed = rows->int64(i, 3);
+      } else if (kind == "queue") {
+        out.per_queue[rows->text(i, 1)] = rows->int64(i, 3);
+        out.deliveries_created += rows->int64(i, 3);
+      } else {
+        queues.push_back(rows->text(i, 1));
+        jobs.push_back(rows->text(i, 2));
+        keys.push_back(rows->text(i, 4));
+      }
     }
-  }
-  if (!key_queues.empty()) {
-    auto sup = conn.exec_prepared("coalesce", coalesce_sql_,
-                         {pg_text_array(key_queues), pg_text_array(key_jobs)});
-    if (!sup)
-      return fail(sup.error());
-    out.deliveries_superseded = sup->size();
-  }
-  if (auto err = conn.commit())
-    return err;
-  return out;
+    if (keys.empty())
+      return out;
+    auto superseded = conn.exec_prepared(
+      "coalesce", coalesce_sql_,
+      {pg_text_array(keys), pg_text_array(jobs), pg_text_array(queues)});
+    if (!superseded)
+      return superseded.error();
+    out.deliveries_superseded = superseded->size();
+    return out;
+  });
 }
 
 } // namespace outbox
