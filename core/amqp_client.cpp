@@ -63,6 +63,29 @@ caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url) {
   return parts;
 }
 
+namespace {
+
+// The messages of one publish_batch still waiting for their confirm.
+struct confirm_tracker {
+  std::vector<publish_status>& out;
+  std::map<uint64_t, size_t> pending;               // delivery tag -> index
+  std::map<std::string, std::vector<size_t>> by_id; // message id -> indexes
+
+  // Settles one tag, or every tag up to it with `multiple`. A returned
+  // message is acked afterwards: the return decides.
+  void settle(uint64_t tag, bool multiple, publish_status status) {
+    auto first = multiple ? pending.begin() : pending.find(tag);
+    auto last = multiple ? pending.upper_bound(tag)
+                         : (first == pending.end() ? first : std::next(first));
+    for (auto it = first; it != last; ++it)
+      if (out[it->second] != publish_status::returned)
+        out[it->second] = status;
+    pending.erase(first, last);
+  }
+};
+
+} // namespace
+
 struct amqp_client::impl {
   amqp_connection_state_t conn = nullptr;
   bool open = false;
@@ -124,9 +147,86 @@ struct amqp_client::impl {
     }
   }
 
+  // Puts the channel in confirm mode once; tags count from 1 after it.
+  bool enable_confirms() {
+    if (confirms)
+      return true;
+    amqp_confirm_select(conn, channel);
+    if (check(amqp_get_rpc_reply(conn), "confirm.select"))
+      return false;
+    confirms = true;
+    return true;
+  }
+
+  // Publishes every message persistent and mandatory without waiting: the
+  // confirms arrive later, pipelined. False once the socket refused a write.
+  bool send_all(const std::vector<outgoing_message>& ms, confirm_tracker& t) {
+    for (size_t i = 0; i < ms.size(); ++i) {
+      auto& m = ms[i];
+      amqp_basic_properties_t props{};
+      props._flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG
+                     | AMQP_BASIC_MESSAGE_ID_FLAG
+                     | AMQP_BASIC_CORRELATION_ID_FLAG | AMQP_BASIC_TYPE_FLAG;
+      props.delivery_mode = AMQP_DELIVERY_PERSISTENT;
+      props.content_type = bytes(m.content_type);
+      props.message_id = bytes(m.message_id);
+      props.correlation_id = bytes(m.correlation_id);
+      props.type = bytes(m.type);
+      // A zero return proves nothing (LIBRARIES.md §6): only the confirm does.
+      if (amqp_basic_publish(conn, channel, amqp_empty_bytes,
+                             bytes(m.routing_key), /*mandatory*/ 1,
+                             /*immediate*/ 0, &props, bytes(m.body))
+          != AMQP_STATUS_OK) {
+        open = false;
+        return false;
+      }
+      t.pending.emplace(next_tag++, i);
+      t.by_id[m.message_id].push_back(i);
+    }
+    return true;
+  }
+
+  // Reads frames until every message is settled, the deadline passes or
+  // the channel or connection breaks.
+  void await_confirms(confirm_tracker& t,
+                      std::chrono::steady_clock::time_point deadline) {
+    while (!t.pending.empty()) {
+      auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+        deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        return;
+      amqp_frame_t f;
+      auto tv = to_timeval(left);
+      int rc = amqp_simple_wait_frame_noblock(conn, &f, &tv);
+      if (rc != AMQP_STATUS_OK) {
+        open = open && rc == AMQP_STATUS_TIMEOUT;
+        return;
+      }
+      if (f.frame_type != AMQP_FRAME_METHOD)
+        continue;
+      auto id = f.payload.method.id;
+      if (id == AMQP_BASIC_ACK_METHOD) {
+        auto* a = static_cast<amqp_basic_ack_t*>(f.payload.method.decoded);
+        t.settle(a->delivery_tag, a->multiple, publish_status::confirmed);
+      } else if (id == AMQP_BASIC_NACK_METHOD) {
+        auto* n = static_cast<amqp_basic_nack_t*>(f.payload.method.decoded);
+        t.settle(n->delivery_tag, n->multiple, publish_status::nacked);
+      } else if (id == AMQP_BASIC_RETURN_METHOD) {
+        read_return(t);
+      } else if (id == AMQP_CHANNEL_CLOSE_METHOD) {
+        reopen_channel();
+        return;
+      } else if (id == AMQP_CONNECTION_CLOSE_METHOD) {
+        amqp_connection_close_ok_t ok{};
+        amqp_send_method(conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+        open = false;
+        return;
+      }
+    }
+  }
+
   // Reads a basic.return's content and marks the messages of its id.
-  void handle_return(std::map<std::string, std::vector<size_t>>& by_id,
-                     std::vector<publish_status>& out) {
+  void read_return(confirm_tracker& t) {
     amqp_message_t m;
     if (amqp_read_message(conn, channel, &m, 0).reply_type
         != AMQP_RESPONSE_NORMAL) {
@@ -134,10 +234,10 @@ struct amqp_client::impl {
       return;
     }
     if (m.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG) {
-      auto it = by_id.find(text(m.properties.message_id));
-      if (it != by_id.end())
+      auto it = t.by_id.find(text(m.properties.message_id));
+      if (it != t.by_id.end())
         for (auto i : it->second)
-          out[i] = publish_status::returned;
+          t.out[i] = publish_status::returned;
     }
     amqp_destroy_message(&m);
   }
@@ -220,93 +320,14 @@ amqp_client::publish_batch(const std::vector<outgoing_message>& ms,
                            std::chrono::milliseconds timeout) {
   std::vector<publish_status> out(ms.size(), publish_status::lost);
   auto& p = *impl_;
-  if (!p.open || ms.empty())
+  if (!p.open || ms.empty() || !p.enable_confirms())
     return out;
-  if (!p.confirms) {
-    amqp_confirm_select(p.conn, channel);
-    if (p.check(amqp_get_rpc_reply(p.conn), "confirm.select"))
-      return out;
-    p.confirms = true;
-  }
-  std::map<uint64_t, size_t> pending;            // delivery tag -> index
-  std::map<std::string, std::vector<size_t>> by_id; // message id -> indexes
-  for (size_t i = 0; i < ms.size(); ++i) {
-    auto& m = ms[i];
-    amqp_basic_properties_t props{};
-    props._flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG
-                   | AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_CORRELATION_ID_FLAG
-                   | AMQP_BASIC_TYPE_FLAG;
-    props.delivery_mode = AMQP_DELIVERY_PERSISTENT;
-    props.content_type = bytes(m.content_type);
-    props.message_id = bytes(m.message_id);
-    props.correlation_id = bytes(m.correlation_id);
-    props.type = bytes(m.type);
-    // A zero return proves nothing (LIBRARIES.md §6): only the confirm does.
-    if (amqp_basic_publish(p.conn, channel, amqp_empty_bytes,
-                           bytes(m.routing_key), /*mandatory*/ 1,
-                           /*immediate*/ 0, &props, bytes(m.body))
-        != AMQP_STATUS_OK) {
-      p.open = false;
-      return out;
-    }
-    pending.emplace(p.next_tag++, i);
-    by_id[m.message_id].push_back(i);
-  }
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pending.empty()) {
-    auto left = std::chrono::duration_cast<std::chrono::microseconds>(
-      deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
-      break;
-    amqp_frame_t f;
-    auto tv = to_timeval(left);
-    int rc = amqp_simple_wait_frame_noblock(p.conn, &f, &tv);
-    if (rc == AMQP_STATUS_TIMEOUT)
-      break;
-    if (rc != AMQP_STATUS_OK) {
-      p.open = false;
-      break;
-    }
-    if (f.frame_type != AMQP_FRAME_METHOD)
-      continue;
-    auto id = f.payload.method.id;
-    if (id == AMQP_BASIC_ACK_METHOD || id == AMQP_BASIC_NACK_METHOD) {
-      bool ack = id == AMQP_BASIC_ACK_METHOD;
-      uint64_t tag;
-      bool multiple;
-      if (ack) {
-        auto* a = static_cast<amqp_basic_ack_t*>(f.payload.method.decoded);
-        tag = a->delivery_tag;
-        multiple = a->multiple;
-      } else {
-        auto* n = static_cast<amqp_basic_nack_t*>(f.payload.method.decoded);
-        tag = n->delivery_tag;
-        multiple = n->multiple;
-      }
-      auto first = multiple ? pending.begin() : pending.find(tag);
-      auto last = multiple ? pending.upper_bound(tag)
-                           : (first == pending.end() ? first : std::next(first));
-      for (auto it = first; it != last; ++it) {
-        auto& slot = out[it->second];
-        // A returned message is acked afterwards: the return decides.
-        if (slot != publish_status::returned)
-          slot = ack ? publish_status::confirmed : publish_status::nacked;
-      }
-      pending.erase(first, last);
-    } else if (id == AMQP_BASIC_RETURN_METHOD) {
-      p.handle_return(by_id, out);
-    } else if (id == AMQP_CHANNEL_CLOSE_METHOD) {
-      p.reopen_channel();
-      break;
-    } else if (id == AMQP_CONNECTION_CLOSE_METHOD) {
-      amqp_connection_close_ok_t ok{};
-      amqp_send_method(p.conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
-      p.open = false;
-      break;
-    }
-  }
+  confirm_tracker track{out, {}, {}};
+  if (!p.send_all(ms, track))
+    return out;
+  p.await_confirms(track, std::chrono::steady_clock::now() + timeout);
   // Unconfirmed messages stay `lost`, even if returned: we cannot know more.
-  for (auto& [tag, index] : pending)
+  for (auto& [tag, index] : track.pending)
     out[index] = publish_status::lost;
   return out;
 }
