@@ -49,9 +49,9 @@ caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url) {
   amqp_default_connection_info(&info);
   if (amqp_parse_url(buf.data(), &info) != AMQP_STATUS_OK)
     return make_error(errc::invalid_url,
-                      "the AMQP URL is not amqp://user:password@host:port/vhost");
+                      "is not a valid amqp://user:password@host:port/vhost URL");
   if (info.ssl)
-    return make_error(errc::invalid_url, "amqps:// (TLS) is not supported yet");
+    return make_error(errc::invalid_url, "is amqps:// (TLS), which is not supported yet");
   amqp_url_parts parts;
   parts.host = info.host;
   parts.user = info.user;

@@ -7,13 +7,13 @@
 #include <set>
 #include <sstream>
 
-#include <amqp.h>
 #include <libpq-fe.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "core/amqp_client.hpp"
 #include "core/errors.hpp"
 
 namespace outbox {
@@ -220,11 +220,18 @@ void check_database_url(const std::string& url, const char* source,
 
 void check_amqp_url(const std::string& url, const char* source,
                     problems& errs) {
-  std::vector<char> buf(url.begin(), url.end());
-  buf.push_back('\0');
-  amqp_connection_info info;
-  if (amqp_parse_url(buf.data(), &info) != AMQP_STATUS_OK)
-    errs.add(source, "is not a valid amqp://user:password@host:port/vhost URL");
+  if (auto parts = parse_amqp_url(url); !parts)
+    errs.add(source, context_of(parts.error()));
+}
+
+// Lets the environment override a URL; returns where the value came from.
+const char* override_from_env(env_lookup env, const char* var,
+                              const char* key, std::string& value) {
+  auto from_env = env(var);
+  if (from_env.empty())
+    return key;
+  value = std::move(from_env);
+  return var;
 }
 
 void read_top_level(const json& doc, problems& errs, config& cfg) {
@@ -305,14 +312,10 @@ caf::expected<config> parse_config(const std::string& text, env_lookup env) {
   problems errs;
   read_top_level(doc, errs, cfg);
   check_distinct_names(cfg.names, errs);
-  if (auto url = env("OUTBOX_DATABASE_URL"); !url.empty())
-    cfg.database_url = url;
-  if (auto url = env("OUTBOX_AMQP_URL"); !url.empty())
-    cfg.amqp_url = url;
-  auto db_source = env("OUTBOX_DATABASE_URL").empty() ? "databaseUrl"
-                                                      : "OUTBOX_DATABASE_URL";
-  auto amqp_source = env("OUTBOX_AMQP_URL").empty() ? "amqpUrl"
-                                                    : "OUTBOX_AMQP_URL";
+  auto db_source = override_from_env(env, "OUTBOX_DATABASE_URL",
+                                     "databaseUrl", cfg.database_url);
+  auto amqp_source = override_from_env(env, "OUTBOX_AMQP_URL", "amqpUrl",
+                                       cfg.amqp_url);
   check_database_url(cfg.database_url, db_source, errs);
   check_amqp_url(cfg.amqp_url, amqp_source, errs);
   if (!errs.empty())

@@ -72,6 +72,17 @@ CAF_TEST(environment variables override the connection urls) {
   CAF_CHECK_EQUAL(cfg->amqp_url, "amqp://app:s3cret@mq.example:5673/prod");
 }
 
+CAF_TEST(a bad url from the environment names the variable) {
+  auto cfg = parse_config(R"({"routes": {}})", [](const char* name) {
+    return std::string{name} == "OUTBOX_AMQP_URL" ? "http://u:s3cret@h/"
+                                                  : std::string{};
+  });
+  CAF_REQUIRE(!cfg);
+  CAF_CHECK_EQUAL(render(cfg.error()),
+                  "config_invalid: OUTBOX_AMQP_URL: is not a valid "
+                  "amqp://user:password@host:port/vhost URL");
+}
+
 CAF_TEST(each bad value is reported with its path and rule) {
   struct bad_case {
     const char* json;
@@ -117,6 +128,8 @@ CAF_TEST(each bad value is reported with its path and rule) {
      "databaseUrl: is not a valid libpq connection URI"},
     {R"({"routes": {}, "amqpUrl": "http://u:pw@h/"})",
      "amqpUrl: is not a valid amqp://user:password@host:port/vhost URL"},
+    {R"({"routes": {}, "amqpUrl": "amqps://u:pw@h/"})",
+     "amqpUrl: is amqps:// (TLS), which is not supported yet"},
   };
   for (auto& c : cases) {
     auto text = errors_of(c.json);
