@@ -59,9 +59,14 @@ postgres_stop() {
   as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
 }
 
+# The node is named after its AMQP port, so that two runs never share one.
+rabbitmq_node() {
+  echo "outbox$(cat "$1/rabbitmq/port")@localhost"
+}
+
 rabbitmq_env() {
   local dir=$1/rabbitmq
-  export RABBITMQ_NODENAME="outbox$(cat "$dir/port")@localhost" \
+  export RABBITMQ_NODENAME="$(rabbitmq_node "$1")" \
          RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
          RABBITMQ_NODE_PORT="$(cat "$dir/port")" \
          RABBITMQ_DIST_PORT="$(cat "$dir/dist_port")" \
@@ -85,7 +90,8 @@ rabbitmq_start() {
   service_owner rabbitmq "$dir"
   ( rabbitmq_env "$1"
     as_service_user rabbitmq env HOME="$dir" "$RMQ_BIN/rabbitmq-server" >"$dir/server.out" 2>&1 & )
-  local node="outbox$(cat "$dir/port")@localhost" deadline=$((SECONDS + 120))
+  local node deadline=$((SECONDS + 120))
+  node=$(rabbitmq_node "$1")
   # await_startup fails at once while the node is not registered yet: retry.
   until as_service_user rabbitmq env HOME="$dir" "$RMQ_BIN/rabbitmqctl" -n "$node" -q \
         --timeout 60 await_startup >"$dir/await.log" 2>&1; do
@@ -102,7 +108,8 @@ rabbitmq_start() {
 rabbitmq_stop() {
   local dir=$1/rabbitmq
   [ -f "$dir/port" ] || return 0
-  local node="outbox$(cat "$dir/port")@localhost"
+  local node
+  node=$(rabbitmq_node "$1")
   as_service_user rabbitmq env HOME="$dir" "$RMQ_BIN/rabbitmqctl" -n "$node" -q stop \
     >/dev/null 2>&1 || true
   if [ -f "$dir/pid" ]; then kill "$(cat "$dir/pid")" 2>/dev/null || true; fi
