@@ -22,18 +22,18 @@ bool valid_utf8(const std::string& s) {
   return w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-caf::expected<std::string> headers_json(const event& ev) {
+// The headers as a JSON object, NULL when there are none. Runs after
+// validate_event, so every name and value is valid UTF-8.
+pg_param headers_json(const event& ev) {
+  if (ev.headers.empty())
+    return std::nullopt;
   rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>,
-                    rapidjson::UTF8<>, rapidjson::CrtAllocator,
-                    rapidjson::kWriteValidateEncodingFlag>
-    w(sb);
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
   w.StartObject();
-  for (auto& [k, v] : ev.headers)
-    if (!w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()))
-        || !w.String(v.data(), static_cast<rapidjson::SizeType>(v.size())))
-      return make_error(errc::invalid_event,
-                        "headers: a name or value is not valid UTF-8");
+  for (auto& [k, v] : ev.headers) {
+    w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  }
   w.EndObject();
   return std::string{sb.GetString()};
 }
@@ -73,6 +73,11 @@ caf::error validate_event(const event& ev) {
   if (ev.key && (ev.key->empty() || !valid_utf8(*ev.key)))
     return make_error(errc::invalid_event,
                       "key: must be non-empty valid UTF-8 when given");
+  for (auto& [name, value] : ev.headers)
+    if (name.empty() || !valid_utf8(name) || !valid_utf8(value))
+      return make_error(errc::invalid_event,
+                        "headers: names must be non-empty and names and "
+                        "values valid UTF-8");
   if (ev.ttl_seconds && *ev.ttl_seconds < 0)
     return make_error(errc::invalid_event,
                       "ttl_seconds = " + std::to_string(*ev.ttl_seconds)
@@ -95,10 +100,7 @@ caf::expected<int64_t> db_event_store::add(pg_conn* native, const event& ev) {
     return make_error(errc::not_in_transaction,
                       "add() needs an open transaction (BEGIN first); nothing "
                       "was written");
-  auto headers = ev.headers.empty() ? caf::expected<std::string>{std::string{}}
-                                    : headers_json(ev);
-  caf::error invalid = headers ? validate_event(ev) : headers.error();
-  if (invalid) {
+  if (auto invalid = validate_event(ev)) {
     fail_transaction(conn);
     return invalid;
   }
@@ -107,7 +109,7 @@ caf::expected<int64_t> db_event_store::add(pg_conn* native, const event& ev) {
                    ev.key,
                    ev.ttl_seconds ? pg_param{std::to_string(*ev.ttl_seconds)}
                                   : std::nullopt,
-                   ev.headers.empty() ? std::nullopt : pg_param{*headers},
+                   headers_json(ev),
                    ev.expires_at ? pg_param{format_timestamp(*ev.expires_at)}
                                  : std::nullopt,
                    ev.content_type};

@@ -44,7 +44,7 @@ private:
 
 /// Checks an event before it is written: a non-empty type of at most 255
 /// bytes, valid UTF-8 everywhere, a JSON payload for application/json, a
-/// non-empty key if any, a TTL >= 0. Returns errc::invalid_event naming the
+/// non-empty key if any, non-empty header names, a TTL >= 0. Returns errc::invalid_event naming the
 /// field.
 caf::error validate_event(const event& ev);
 

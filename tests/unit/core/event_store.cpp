@@ -38,6 +38,8 @@ CAF_TEST(each bad field is named) {
     {[](event& e) { e.key = std::string{}; }, "key: must be non-empty"},
     {[](event& e) { e.ttl_seconds = -1; }, "ttl_seconds = -1: must be >= 0"},
     {[](event& e) { e.content_type = ""; }, "content_type: must not be empty"},
+    {[](event& e) { e.headers = {{"trace", "\xC3\x28"}}; }, "headers: names must be non-empty"},
+    {[](event& e) { e.headers = {{"", "x"}}; }, "headers: names must be non-empty"},
   };
   for (auto& c : cases) {
     auto ev = valid();
