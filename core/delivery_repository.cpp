@@ -261,13 +261,12 @@ std::optional<outcome> parse_outcome(const std::string& text) {
   return std::nullopt;
 }
 
-delivery_repository::delivery_repository(schema_names names)
-  : names_(std::move(names)),
-    claim_sql_(with_names(claim_sql, names_)),
-    lock_sql_(with_names(lock_sql, names_)),
-    update_sql_(with_names(update_sql, names_)),
-    timed_out_sql_(with_names(timed_out_sql, names_)),
-    expire_sql_(with_names(expire_sql, names_)) {
+delivery_repository::delivery_repository(const schema_names& names)
+  : claim_sql_(with_names(claim_sql, names)),
+    lock_sql_(with_names(lock_sql, names)),
+    update_sql_(with_names(update_sql, names)),
+    timed_out_sql_(with_names(timed_out_sql, names)),
+    expire_sql_(with_names(expire_sql, names)) {
 }
 
 caf::expected<claim_result>

@@ -33,7 +33,7 @@ struct sweep_result {
 
 class delivery_repository {
 public:
-  explicit delivery_repository(schema_names names);
+  explicit delivery_repository(const schema_names& names);
 
   /// Claims up to `batch_size` ready pending deliveries of `queue`
   /// (FOR UPDATE SKIP LOCKED: concurrent claimers never share a row),
@@ -55,7 +55,6 @@ public:
   caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
 
 private:
-  schema_names names_;
   std::string claim_sql_, lock_sql_, update_sql_, timed_out_sql_, expire_sql_;
 };
 

@@ -66,9 +66,6 @@ private:
       return fail(path, "is not valid UTF-8");
     return true;
   }
-  bool write(const char* x, const std::string& path) {
-    return write(std::string{x}, path);
-  }
   bool write(bool x, const std::string&) { return w_.Bool(x); }
   bool write(time_point x, const std::string& path) {
     return write(format_timestamp(x), path);

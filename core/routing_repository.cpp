@@ -126,12 +126,11 @@ std::string routes_to_json(const std::vector<route>& routes) {
   return sb.GetString();
 }
 
-routing_repository::routing_repository(schema_names names,
+routing_repository::routing_repository(const schema_names& names,
                                        const std::vector<route>& routes)
-  : names_(std::move(names)),
-    routes_json_(routes_to_json(routes)),
-    route_sql_(fill_names(route_sql, names_)),
-    coalesce_sql_(fill_names(coalesce_sql, names_)) {
+  : routes_json_(routes_to_json(routes)),
+    route_sql_(fill_names(route_sql, names)),
+    coalesce_sql_(fill_names(coalesce_sql, names)) {
 }
 
 caf::expected<routing_result>

@@ -25,7 +25,7 @@ struct routing_result {
 
 class routing_repository {
 public:
-  routing_repository(schema_names names, const std::vector<route>& routes);
+  routing_repository(const schema_names& names, const std::vector<route>& routes);
 
   /// Routes up to `batch_size` unrouted events that have routes, in one
   /// transaction: claims them (FOR UPDATE SKIP LOCKED), inserts every route's
@@ -36,7 +36,6 @@ public:
                                             int32_t batch_size);
 
 private:
-  schema_names names_;
   std::string routes_json_;
   std::string route_sql_;
   std::string coalesce_sql_;
