@@ -108,13 +108,19 @@ rabbitmq_start() {
 rabbitmq_stop() {
   local dir=$1/rabbitmq
   [ -f "$dir/port" ] || return 0
-  local node
+  local node pid=""
   node=$(rabbitmq_node "$1")
+  [ -f "$dir/pid" ] && pid=$(cat "$dir/pid")
   as_service_user rabbitmq env HOME="$dir" "$RMQ_BIN/rabbitmqctl" -n "$node" -q stop \
     >/dev/null 2>&1 || true
-  if [ -f "$dir/pid" ]; then kill "$(cat "$dir/pid")" 2>/dev/null || true; fi
+  # "stop" returns before the Erlang VM has exited: wait for it, then make
+  # sure, so that nothing we started outlives us.
+  if [ -n "$pid" ]; then
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
   if [ -f "$dir/started_epmd" ]; then epmd -kill >/dev/null 2>&1 || true; fi
-  rm -f "$dir/port"
+  rm -f "$dir/port" "$dir/started_epmd"
 }
 
 # Starts both servers under DIR and exports the OUTBOX_TEST_* variables.
