@@ -1,5 +1,6 @@
 #include "core/delivery_repository.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "core/errors.hpp"
@@ -46,6 +47,12 @@ SELECT 'expired', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL
 FROM expired
 ORDER BY 2
+)sql";
+
+// The dispatcher's next wake-up, from the ready index.
+constexpr const char* next_available_sql = R"sql(
+SELECT extract(epoch FROM min(available_at) - now())::float8
+FROM {{deliveries}} WHERE queue = $1 AND status = 'pending'
 )sql";
 
 // The columns every retry-or-fail decision needs, for a given id set.
@@ -262,7 +269,8 @@ std::optional<outcome> parse_outcome(const std::string& text) {
 }
 
 delivery_repository::delivery_repository(const schema_names& names)
-  : claim_sql_(with_names(claim_sql, names)),
+  : next_sql_(with_names(next_available_sql, names)),
+    claim_sql_(with_names(claim_sql, names)),
     lock_sql_(with_names(lock_sql, names)),
     update_sql_(with_names(update_sql, names)),
     timed_out_sql_(with_names(timed_out_sql, names)),
@@ -358,6 +366,17 @@ caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
     out.expired += expired->size();
     return out;
   });
+}
+
+caf::expected<std::optional<double>>
+delivery_repository::next_available(pg_connection& conn,
+                                    const std::string& queue) {
+  auto rows = conn.exec_prepared("next_available", next_sql_, {queue});
+  if (!rows)
+    return rows.error();
+  if (rows->size() == 0 || rows->is_null(0, 0))
+    return std::optional<double>{};
+  return std::optional<double>{std::max(0.0, std::stod(rows->text(0, 0)))};
 }
 
 } // namespace outbox

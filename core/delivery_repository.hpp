@@ -3,6 +3,7 @@
 // a statement per row.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,13 @@ public:
   /// time to live.
   caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
 
+  /// Seconds until the earliest pending delivery of `queue` becomes ready
+  /// (0 when one is ready now); nullopt when none is pending.
+  caf::expected<std::optional<double>> next_available(pg_connection& conn,
+                                                      const std::string& queue);
+
 private:
+  std::string next_sql_;
   std::string claim_sql_, lock_sql_, update_sql_, timed_out_sql_, expire_sql_;
 };
 

@@ -1,6 +1,19 @@
-// outboxctl: the operator's command line. Verbs so far:
+// outboxctl: the operator's command line.
 //   outboxctl migrate --config FILE   apply the schema migrations
+//   outboxctl status [--connect HOST:PORT] [--json]
+//                                     ask the cluster's status actor
+//   outboxctl status --db --config FILE [--json]
+//                                     read the counts straight from the
+//                                     database (no cluster running)
 #include <iostream>
+
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/node_options.hpp"
+#include "core/status_repository.hpp"
+#include "tools/status_report.hpp"
 
 #include "core/config.hpp"
 #include "core/errors.hpp"
@@ -13,13 +26,85 @@ namespace {
 constexpr int exit_usage = 2;   // bad flags or config
 constexpr int exit_failure = 1; // the database refused or is unreachable
 
+constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
+                              "       outboxctl status [--connect HOST:PORT] "
+                              "[--json]\n"
+                              "       outboxctl status --db --config FILE "
+                              "[--json]\n";
+
 struct ctl_config : outbox::cli_config {
   std::string config_file = "config/outbox.json";
+  std::string connect = "127.0.0.1:" + std::to_string(outbox::default_status_port);
+  bool json = false;
+  bool db = false;
   ctl_config() {
-    opt_group{options(), "global"}.add(config_file, "config,c",
-                                       "path of the outbox JSON config");
+    opt_group{options(), "global"}
+      .add(config_file, "config,c", "path of the outbox JSON config")
+      .add(connect, "connect", "status: HOST:PORT of the status node")
+      .add(json, "json", "status: print JSON")
+      .add(db, "db", "status: read the database, not the cluster");
+    outbox::add_message_types(*this);
+    load<caf::io::middleman>();
   }
 };
+
+void print_status(const outbox::cluster_status& s, bool json, bool with_nodes) {
+  if (json)
+    std::cout << outbox::status_json(s, with_nodes) << "\n";
+  else
+    std::cout << outbox::status_table(s, with_nodes);
+}
+
+int status_from_db(const outbox::config& cfg, bool json) {
+  auto conn = outbox::pg_connection::connect(cfg.database_url);
+  if (!conn) {
+    std::cerr << "outboxctl status: " << outbox::render(conn.error()) << "\n";
+    return exit_failure;
+  }
+  outbox::status_repository repo{cfg.names};
+  auto counts = repo.read(*conn);
+  if (!counts) {
+    std::cerr << "outboxctl status: " << outbox::render(counts.error()) << "\n";
+    return exit_failure;
+  }
+  outbox::cluster_status s;
+  s.database_ok = true;
+  s.counts = std::move(*counts);
+  print_status(s, json, false);
+  return 0;
+}
+
+int status_from_cluster(ctl_config& opts) {
+  auto where = outbox::parse_host_port(opts.connect, "127.0.0.1");
+  if (!where) {
+    std::cerr << "outboxctl status: --connect: "
+              << outbox::context_of(where.error()) << "\n";
+    return exit_usage;
+  }
+  caf::actor_system sys{opts};
+  auto target = where->host + ":" + std::to_string(where->port);
+  auto status = sys.middleman().remote_actor<outbox::status_actor>(where->host,
+                                                                   where->port);
+  if (!status) {
+    std::cerr << "outboxctl status: no status node reachable at " << target
+              << " (is outboxd running? use --connect HOST:PORT, or --db to "
+                 "read the database)\n";
+    return exit_failure;
+  }
+  int rc = exit_failure;
+  caf::scoped_actor self{sys};
+  self->request(*status, std::chrono::seconds{10}, outbox::status_atom::value)
+    .receive(
+      [&](const outbox::cluster_status& s) {
+        print_status(s, opts.json, true);
+        rc = 0;
+      },
+      [&](caf::error& err) {
+        std::cerr << "outboxctl status: the status node at " << target
+                  << " did not answer (" << sys.render(err) << ")\n";
+      });
+  return rc;
+}
 
 int migrate(const outbox::config& cfg) {
   auto conn = outbox::pg_connection::connect(cfg.database_url);
@@ -53,14 +138,18 @@ int main(int argc, char** argv) {
   }
   if (opts.cli_helptext_printed)
     return 0;
-  if (opts.remainder.size() != 1 || opts.remainder[0] != "migrate") {
-    std::cerr << "usage: outboxctl migrate --config FILE\n";
+  if (opts.remainder.size() != 1
+      || (opts.remainder[0] != "migrate" && opts.remainder[0] != "status")) {
+    std::cerr << usage;
     return exit_usage;
   }
+  bool status = opts.remainder[0] == "status";
+  if (status && !opts.db)
+    return status_from_cluster(opts);
   auto cfg = outbox::load_config(opts.config_file);
   if (!cfg) {
     std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
     return exit_usage;
   }
-  return migrate(*cfg);
+  return status ? status_from_db(*cfg, opts.json) : migrate(*cfg);
 }

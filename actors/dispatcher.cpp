@@ -1,0 +1,118 @@
+#include "actors/dispatcher.hpp"
+
+#include "core/logging.hpp"
+#include "core/wire.hpp"
+
+namespace outbox {
+
+namespace {
+
+class dispatcher_role : public pass_role {
+public:
+  dispatcher_role(std::shared_ptr<delivery_store> store,
+                  std::shared_ptr<job_publisher> publisher, std::string queue,
+                  int32_t batch_size)
+    : store_(std::move(store)), publisher_(std::move(publisher)),
+      queue_(std::move(queue)), batch_size_(batch_size) {
+  }
+
+  pass_outcome pass() override {
+    pass_outcome out;
+    // Claim nothing while the broker is unreachable: claimed deliveries
+    // would only wait for their timeout.
+    if (auto err = publisher_->ready()) {
+      out.error = std::move(err);
+      return out;
+    }
+    auto claimed = store_->claim_batch(queue_, batch_size_);
+    if (!claimed) {
+      out.error = claimed.error();
+      return out;
+    }
+    auto& jobs = claimed->jobs;
+    out.counters["expired"] = claimed->expired;
+    out.more = static_cast<int64_t>(jobs.size()) + claimed->expired >= batch_size_;
+    if (!jobs.empty())
+      out.error = publish(jobs, out);
+    if (!out.more && !out.error)
+      out.due = next_due(out);
+    return out;
+  }
+
+private:
+  caf::error publish(const std::vector<job_to_send>& jobs, pass_outcome& out) {
+    std::vector<outgoing_message> messages;
+    messages.reserve(jobs.size());
+    for (auto& j : jobs)
+      messages.push_back(job_message(j));
+    auto statuses = publisher_->publish(messages);
+    std::vector<send_result> failures;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      auto status = i < statuses.size() ? statuses[i] : publish_status::lost;
+      if (status == publish_status::confirmed) {
+        ++out.rows;
+        continue;
+      }
+      ++out.counters[to_string(status)];
+      failures.push_back(failed_send(jobs[i], status));
+    }
+    if (failures.empty())
+      return caf::none;
+    // The broker did not take these: a retryable failure of each alone.
+    // If this fails too, they stay dispatched and the sweeper retries them
+    // at their timeout: later, but nothing is lost.
+    auto applied = store_->apply_results(failures);
+    return applied ? caf::error{} : applied.error();
+  }
+
+  send_result failed_send(const job_to_send& j, publish_status status) {
+    send_result r;
+    r.delivery_id = j.delivery_id;
+    r.dispatch_id = j.dispatch_id;
+    r.job = j.job;
+    r.result = outcome::retry;
+    r.reason = std::string{"publish "} + to_string(status);
+    delivery_fields f;
+    f.event_id = j.event_id;
+    f.delivery_id = j.delivery_id;
+    f.event_type = j.event_type;
+    f.job = j.job;
+    f.queue = j.queue;
+    f.status = "dispatched";
+    f.reason = r.reason;
+    logger("dispatcher")->warn("event=publish_failed {}", format_fields(f));
+    return r;
+  }
+
+  std::optional<std::chrono::milliseconds> next_due(pass_outcome& out) {
+    auto next = store_->next_available(queue_);
+    if (!next) {
+      out.error = next.error();
+      return std::nullopt;
+    }
+    if (!*next)
+      return std::nullopt;
+    return std::chrono::milliseconds{static_cast<int64_t>(**next * 1000)};
+  }
+
+  std::shared_ptr<delivery_store> store_;
+  std::shared_ptr<job_publisher> publisher_;
+  std::string queue_;
+  int32_t batch_size_;
+};
+
+} // namespace
+
+pass_actor::behavior_type
+dispatcher(pass_actor::stateful_pointer<pass_state> self,
+           std::shared_ptr<delivery_store> store,
+           std::shared_ptr<job_publisher> publisher, std::string queue,
+           int32_t batch_size, pass_settings settings, node_agent_actor agent) {
+  auto role = std::make_shared<dispatcher_role>(std::move(store),
+                                                std::move(publisher), queue,
+                                                batch_size);
+  return pass_behavior<pass_actor>(self, role, identity("dispatcher", queue),
+                                   settings, std::move(agent));
+}
+
+} // namespace outbox

@@ -1,0 +1,24 @@
+#include "actors/messages.hpp"
+
+#include <chrono>
+
+namespace outbox {
+
+void add_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<dispatcher_entry>("outbox::dispatcher_entry");
+  cfg.add_message_type<std::vector<dispatcher_entry>>(
+    "std::vector<outbox::dispatcher_entry>");
+  cfg.add_message_type<actor_metrics>("outbox::actor_metrics");
+  cfg.add_message_type<std::vector<actor_metrics>>(
+    "std::vector<outbox::actor_metrics>");
+  cfg.add_message_type<node_info>("outbox::node_info");
+  cfg.add_message_type<cluster_status>("outbox::cluster_status");
+}
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+} // namespace outbox

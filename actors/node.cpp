@@ -1,0 +1,174 @@
+#include "actors/node.hpp"
+
+#include <unistd.h>
+
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/dispatcher.hpp"
+#include "actors/node_agent.hpp"
+#include "actors/notify_listener.hpp"
+#include "actors/result_handler.hpp"
+#include "actors/router.hpp"
+#include "actors/status.hpp"
+#include "actors/sweeper.hpp"
+#include "core/amqp_endpoints.hpp"
+#include "core/db_stores.hpp"
+#include "core/errors.hpp"
+#include "core/logging.hpp"
+
+namespace outbox {
+
+namespace {
+
+constexpr auto confirm_timeout = std::chrono::seconds{10};
+constexpr auto result_wait = std::chrono::milliseconds{250};
+
+std::string node_name() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return std::string{host} + ":" + std::to_string(getpid());
+}
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string out;
+  for (auto& x : xs)
+    out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+} // namespace
+
+caf::expected<std::unique_ptr<node>>
+node::start(caf::actor_system& sys, const config& cfg, const node_options& opts) {
+  std::unique_ptr<node> n{new node(sys)};
+  pass_settings settings;
+  settings.idle = std::chrono::seconds{opts.sleep_seconds};
+  settings.self_driven = !opts.once;
+  node_info info;
+  info.name = node_name();
+  info.roles = opts.roles;
+  if (opts.has("dispatcher") || opts.has("results"))
+    info.queues = opts.queues;
+  if (!opts.once) {
+    status_address target;
+    if (opts.has("status")) {
+      auto store = std::make_shared<db_status_store>(cfg.database_url, cfg.names);
+      n->status_ = sys.spawn<caf::detached>(status, store);
+      target.local = n->status_;
+      if (opts.listen) {
+        auto port = sys.middleman().publish(n->status_, opts.listen->port,
+                                            opts.listen->host.c_str(), true);
+        if (!port) {
+          n->stop();
+          return make_error(errc::config_invalid,
+                            "cannot listen on " + opts.listen->host + ":"
+                              + std::to_string(opts.listen->port)
+                              + " (in use or not a local address)");
+        }
+        n->status_port_ = *port;
+      }
+    } else if (opts.join) {
+      target.host = opts.join->host;
+      target.port = opts.join->port;
+    }
+    n->agent_ = sys.spawn(node_agent, target);
+  }
+  auto store = [&] {
+    return std::make_shared<db_delivery_store>(cfg.database_url, cfg.names);
+  };
+  std::vector<dispatcher_entry> local;
+  for (auto& q : info.queues) {
+    if (opts.has("dispatcher")) {
+      auto publisher = std::make_shared<amqp_job_publisher>(
+        cfg.amqp_url, q, std::chrono::milliseconds{confirm_timeout});
+      auto d = sys.spawn<caf::detached>(dispatcher, store(), publisher, q,
+                                        cfg.batch_size, settings, n->agent_);
+      n->dispatchers_.push_back(d);
+      local.push_back({q, d});
+      info.actors.push_back({"dispatcher " + q, "dispatcher", q, d});
+    }
+    if (opts.has("results")) {
+      // The prefetch bounds what one handler holds unacked: one batch.
+      auto source = std::make_shared<amqp_result_source>(
+        cfg.amqp_url, q, static_cast<uint16_t>(std::min(cfg.batch_size, 65535)));
+      auto r = sys.spawn<caf::detached>(result_handler, store(), source, q,
+                                        cfg.batch_size, result_wait, settings,
+                                        n->agent_);
+      n->result_handlers_.push_back(r);
+      info.actors.push_back({"results " + q, "results", q, r});
+    }
+  }
+  if (opts.has("router")) {
+    auto routes = std::make_shared<db_routing_store>(cfg.database_url,
+                                                     cfg.names, cfg.routes);
+    n->router_ = sys.spawn<caf::detached>(router, routes, cfg.batch_size, local,
+                                          settings, n->agent_);
+    info.actors.push_back({"router", "router", "", n->router_});
+    if (!opts.once)
+      n->listener_ = sys.spawn(notify_listener, cfg.database_url,
+                               cfg.names.notify_channel(), n->router_);
+  }
+  if (opts.has("sweeper")) {
+    auto s = sys.spawn<caf::detached>(sweeper, store(), cfg.batch_size,
+                                      settings, n->agent_);
+    n->sweepers_.push_back(s);
+    info.actors.push_back({"sweeper", "sweeper", "", s});
+  }
+  logger("node")->info("event=node_started node={} roles={} queues={} "
+                       "statusPort={} join={}",
+                       kv(info.name), kv(join(opts.roles)),
+                       kv(join(info.queues)), n->status_port_,
+                       opts.join ? kv(opts.join->host + ":"
+                                      + std::to_string(opts.join->port))
+                                 : std::string{"none"});
+  if (n->agent_)
+    caf::anon_send(n->agent_, join_atom::value, std::move(info));
+  return n;
+}
+
+node::~node() {
+  stop();
+}
+
+caf::error node::run_once() {
+  caf::scoped_actor self{sys_};
+  caf::error first;
+  auto once = [&](const pass_actor& a) {
+    self->request(a, caf::infinite, once_atom::value)
+      .receive([](int64_t) {},
+               [&](caf::error& err) {
+                 if (!first)
+                   first = err;
+               });
+  };
+  std::vector<pass_actor> order;
+  if (router_)
+    order.push_back(router_);
+  for (auto* group : {&dispatchers_, &result_handlers_, &sweepers_})
+    order.insert(order.end(), group->begin(), group->end());
+  for (auto& a : order)
+    once(a);
+  return first;
+}
+
+void node::stop() {
+  if (stopped_)
+    return;
+  stopped_ = true;
+  auto quit = [](const auto& a) {
+    if (a)
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  };
+  quit(listener_);
+  quit(router_);
+  for (auto* group : {&dispatchers_, &result_handlers_, &sweepers_})
+    for (auto& a : *group)
+      quit(a);
+  quit(agent_);
+  if (status_ && status_port_ != 0)
+    sys_.middleman().unpublish(status_, status_port_);
+  quit(status_);
+}
+
+} // namespace outbox

@@ -1,0 +1,49 @@
+// The node bootstrap: spawns this process's roles (each actor that blocks
+// on libpq or rabbitmq-c detached, on its own thread), publishes the status
+// actor or joins the cluster's, and stops them all on request.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/expected.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/node_options.hpp"
+#include "core/config.hpp"
+
+namespace outbox {
+
+class node {
+public:
+  /// Starts every role of `opts`. Fails when the status port cannot be
+  /// opened; lost servers later are failures of single actors, retried.
+  static caf::expected<std::unique_ptr<node>>
+  start(caf::actor_system& sys, const config& cfg, const node_options& opts);
+
+  ~node();
+
+  /// --once: one pass of each local role (router first, then dispatchers,
+  /// result handlers, sweeper); returns the first error, if any.
+  caf::error run_once();
+
+  /// Stops every actor: no new pass, the current one finishes.
+  void stop();
+
+  /// The port the status actor listens on (0 when this node has none).
+  uint16_t status_port() const { return status_port_; }
+
+private:
+  node(caf::actor_system& sys) : sys_(sys) {}
+  caf::actor_system& sys_;
+  status_actor status_;
+  uint16_t status_port_ = 0;
+  node_agent_actor agent_;
+  router_actor router_;
+  caf::actor listener_;
+  std::vector<pass_actor> dispatchers_, result_handlers_, sweepers_;
+  bool stopped_ = false;
+};
+
+} // namespace outbox

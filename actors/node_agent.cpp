@@ -1,0 +1,126 @@
+#include "actors/node_agent.hpp"
+
+#include <algorithm>
+
+#include <caf/io/middleman.hpp>
+
+#include "actors/pass_loop.hpp"
+#include "core/logging.hpp"
+
+namespace outbox {
+
+const char* node_agent_state::name = "outbox node agent";
+
+namespace {
+
+using self_ptr = node_agent_actor::stateful_pointer<node_agent_state>;
+
+constexpr auto tick_interval = std::chrono::milliseconds{500};
+
+void flush_metrics(self_ptr self) {
+  auto& st = self->state;
+  if (!st.status || st.changed.empty())
+    return;
+  std::vector<actor_metrics> ms;
+  for (auto& [name, _] : st.changed)
+    ms.push_back(st.metrics[name]);
+  st.changed.clear();
+  self->send(st.status, metrics_atom::value, st.info.name, std::move(ms));
+}
+
+void joined(self_ptr self, status_actor status) {
+  auto& st = self->state;
+  st.status = std::move(status);
+  st.failed_connects = 0;
+  self->monitor(st.status);
+  self->send(st.status, join_atom::value, st.info);
+  for (auto& [name, _] : st.metrics)
+    st.changed[name] = true;
+  flush_metrics(self);
+  logger("node")->info("event=joined_status node={}", kv(st.info.name));
+}
+
+void connect_failed(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  st.connecting = false;
+  ++st.failed_connects;
+  auto delay = backoff_delay(st.failed_connects, std::chrono::seconds{5});
+  st.next_connect_ms = now_ms() + delay.count();
+  if (st.failed_connects == 1 || st.failed_connects % 20 == 0)
+    logger("node")->warn("event=status_unreachable node={} host={} port={} "
+                         "attempts={} why={}",
+                         kv(st.info.name), kv(st.target.host), st.target.port,
+                         st.failed_connects, kv(why));
+}
+
+void try_connect(self_ptr self) {
+  auto& st = self->state;
+  if (st.status || st.connecting || now_ms() < st.next_connect_ms)
+    return;
+  if (st.target.local) {
+    joined(self, st.target.local);
+    return;
+  }
+  if (st.target.host.empty())
+    return; // a node on its own
+  st.connecting = true;
+  auto mm = self->system().middleman().actor_handle();
+  self->request(mm, std::chrono::seconds{5}, caf::connect_atom::value,
+                st.target.host, st.target.port)
+    .then(
+      [self](const caf::node_id&, caf::strong_actor_ptr& ptr,
+             const std::set<std::string>& ifs) {
+        self->state.connecting = false;
+        if (!ptr)
+          return connect_failed(self, "no actor published at that port");
+        if (ifs != self->system().message_types<status_actor>())
+          return connect_failed(self, "the actor at that port is not an "
+                                      "outbox status actor of this version");
+        joined(self, caf::actor_cast<status_actor>(std::move(ptr)));
+      },
+      [self](caf::error& err) {
+        connect_failed(self, self->system().render(err));
+      });
+}
+
+} // namespace
+
+node_agent_actor::behavior_type
+node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
+           status_address target) {
+  self->state.target = std::move(target);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source != caf::actor_cast<caf::actor_addr>(st.status))
+      return;
+    st.status = nullptr;
+    logger("node")->warn("event=status_lost node={}", kv(st.info.name));
+    try_connect(self);
+  });
+  return {
+    [self](join_atom, node_info& info) {
+      self->state.info = std::move(info);
+      self->state.info.agent = self;
+      try_connect(self);
+      self->delayed_send(self, tick_interval, tick_atom::value);
+    },
+    [self](metrics_atom, actor_metrics& m) {
+      auto name = m.name;
+      self->state.metrics[name] = std::move(m);
+      self->state.changed[name] = true;
+    },
+    [self](peers_atom, std::vector<dispatcher_entry>& peers) {
+      for (auto& a : self->state.info.actors)
+        if (a.role == "router")
+          self->send(caf::actor_cast<router_actor>(a.handle), peers_atom::value,
+                     peers);
+    },
+    [self](tick_atom) {
+      flush_metrics(self);
+      try_connect(self);
+      self->delayed_send(self, tick_interval, tick_atom::value);
+    },
+  };
+}
+
+} // namespace outbox

@@ -1,0 +1,38 @@
+// A node's agent: the one actor of a node that talks to the status actor.
+// Local actors push their metrics here; the agent forwards what changed
+// twice a second. When the status node is unreachable the node keeps
+// working on its own, and the agent joins again as soon as it can.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "actors/messages.hpp"
+
+namespace outbox {
+
+/// Where the status actor is: in this process, at host:port, or nowhere.
+struct status_address {
+  status_actor local;
+  std::string host;
+  uint16_t port = 0;
+};
+
+struct node_agent_state {
+  node_info info;
+  status_address target;
+  status_actor status; ///< null while not joined
+  bool connecting = false;
+  int failed_connects = 0;
+  int64_t next_connect_ms = 0;
+  std::map<std::string, actor_metrics> metrics;
+  std::map<std::string, bool> changed;
+  static const char* name;
+};
+
+node_agent_actor::behavior_type
+node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
+           status_address target);
+
+} // namespace outbox

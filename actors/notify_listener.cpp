@@ -1,0 +1,55 @@
+#include "actors/notify_listener.hpp"
+
+#include "actors/pass_loop.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/errors.hpp"
+#include "core/logging.hpp"
+#include "core/pg_listener.hpp"
+
+namespace outbox {
+
+void notify_listener(caf::blocking_actor* self, std::string database_url,
+                     std::string channel, router_actor router) {
+  using namespace std::chrono;
+  bool running = true;
+  std::optional<pg_listener> listener;
+  int failures = 0;
+  auto poll_mailbox = [&](milliseconds wait) {
+    self->receive([&](caf::exit_msg& em) {
+      running = false;
+      self->fail_state(std::move(em.reason));
+    }, caf::after(wait) >> [] {});
+  };
+  while (running) {
+    poll_mailbox(milliseconds{0});
+    if (!running)
+      break;
+    if (!listener) {
+      auto l = pg_listener::listen(database_url, channel);
+      if (!l) {
+        if (++failures == 1 || failures % 30 == 0)
+          logger("router")->warn("event=listen_failed attempts={} error={}",
+                                 failures, kv(render(l.error())));
+        poll_mailbox(backoff_delay(failures, milliseconds{5000}));
+        continue;
+      }
+      listener.emplace(std::move(*l));
+      failures = 0;
+      // Events may have arrived while nobody listened.
+      self->send(router, wake_atom::value);
+    }
+    // Short waits keep the mailbox (and so shutdown) responsive.
+    auto n = listener->wait(milliseconds{200});
+    if (!n) {
+      listener.reset();
+      continue;
+    }
+    if (*n > 0)
+      self->send(router, wake_atom::value);
+  }
+}
+
+} // namespace outbox

@@ -1,0 +1,58 @@
+#include "actors/pass_loop.hpp"
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+#include "core/logging.hpp"
+
+namespace outbox {
+
+const char* pass_state::name = "outbox pass actor";
+
+std::chrono::milliseconds backoff_delay(int failures,
+                                        std::chrono::milliseconds cap) {
+  auto shift = std::clamp(failures - 1, 0, 10);
+  return std::min(std::chrono::milliseconds{200} * (1 << shift), cap);
+}
+
+std::chrono::milliseconds next_delay(const pass_outcome& out,
+                                     const pass_settings& s, int failures) {
+  using std::chrono::milliseconds;
+  if (out.error)
+    return backoff_delay(failures, s.max_backoff);
+  if (out.more)
+    return milliseconds{0};
+  if (out.due)
+    // A floor keeps a dispatcher whose ready rows are locked by another one
+    // (SKIP LOCKED) from spinning.
+    return std::clamp(*out.due, std::min(milliseconds{100}, s.idle), s.idle);
+  return s.idle;
+}
+
+void log_failed_pass(const actor_metrics& m, int failures) {
+  logger(m.role)->warn("event=pass_failed actor={} failures={} error={}",
+                       kv(m.name), failures, kv(m.last_error));
+}
+
+void record(actor_metrics& m, const pass_outcome& out, int64_t now) {
+  ++m.passes;
+  m.rows += out.rows;
+  m.last_pass_ms = now;
+  m.connected = !out.error;
+  if (out.error) {
+    ++m.errors;
+    m.last_error = render(out.error);
+  }
+  for (auto& [k, v] : out.counters)
+    m.counters[k] += v;
+}
+
+actor_metrics identity(std::string role, std::string queue) {
+  actor_metrics m;
+  m.name = queue.empty() ? role : role + " " + queue;
+  m.role = std::move(role);
+  m.queue = std::move(queue);
+  return m;
+}
+
+} // namespace outbox

@@ -1,0 +1,129 @@
+// The loop every pass actor (router, dispatcher, result handler, sweeper)
+// runs: a pass when woken, again at once after a full batch, otherwise at
+// the earliest known work or after the idle sleep, and after a failure with
+// a capped exponential backoff. Each schedule carries a token so that only
+// the newest armed timer starts a pass: wake-ups never pile up passes.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/messages.hpp"
+
+namespace outbox {
+
+/// What one pass did.
+struct pass_outcome {
+  int64_t rows = 0;
+  bool more = false; ///< a full batch: more work is probably waiting
+  std::optional<std::chrono::milliseconds> due; ///< earliest known work
+  caf::error error;
+  std::map<std::string, int64_t> counters; ///< added to the metrics
+};
+
+/// A role's pass, free of CAF so that it reads like the design's passes.
+class pass_role {
+public:
+  virtual ~pass_role() = default;
+  virtual pass_outcome pass() = 0;
+};
+
+struct pass_settings {
+  std::chrono::milliseconds idle{1000};        ///< --sleep
+  std::chrono::milliseconds max_backoff{5000}; ///< cap after failures
+  bool self_driven = true; ///< false with --once: passes only on request
+};
+
+/// The capped exponential backoff after `failures` (>= 1) failures in a
+/// row: 200 ms, 400 ms, 800 ms ... up to `cap`. A restarting database or
+/// broker is retried quickly at first without being hammered later.
+std::chrono::milliseconds backoff_delay(int failures,
+                                        std::chrono::milliseconds cap);
+
+/// The delay before the next pass (0 = at once).
+std::chrono::milliseconds next_delay(const pass_outcome& out,
+                                     const pass_settings& s, int failures);
+
+/// Logs a failed pass (our own error rendering only, never a server text).
+void log_failed_pass(const actor_metrics& m, int failures);
+
+/// Adds a pass's figures to an actor's metrics.
+void record(actor_metrics& m, const pass_outcome& out, int64_t now);
+
+struct pass_state {
+  std::shared_ptr<pass_role> role;
+  actor_metrics metrics;
+  pass_settings settings;
+  node_agent_actor agent; ///< may be null (tests, a node on its own)
+  uint64_t token = 0;
+  int failures = 0;
+  static const char* name;
+};
+
+/// Runs one pass, reports it and arms the next one.
+template <class Self>
+pass_outcome run_pass(Self* self) {
+  auto& st = self->state;
+  auto out = st.role->pass();
+  record(st.metrics, out, now_ms());
+  st.failures = out.error ? st.failures + 1 : 0;
+  if (out.error)
+    log_failed_pass(st.metrics, st.failures);
+  if (st.agent)
+    self->send(st.agent, metrics_atom::value, st.metrics);
+  if (st.settings.self_driven) {
+    auto token = ++st.token;
+    auto delay = next_delay(out, st.settings, st.failures);
+    if (delay.count() == 0)
+      self->send(self, pass_atom::value, token);
+    else
+      self->delayed_send(self, delay, pass_atom::value, token);
+  }
+  return out;
+}
+
+/// The pass handlers of a pass actor, followed by `extra` handlers.
+template <class Handle, class Self, class... Extra>
+typename Handle::behavior_type
+pass_behavior(Self* self, std::shared_ptr<pass_role> role, actor_metrics who,
+              pass_settings settings, node_agent_actor agent, Extra... extra) {
+  self->state.role = std::move(role);
+  self->state.metrics = std::move(who);
+  self->state.settings = settings;
+  self->state.agent = std::move(agent);
+  if (settings.self_driven)
+    self->send(self, pass_atom::value, self->state.token);
+  return {
+    [=](wake_atom) { run_pass(self); },
+    [=](pass_atom, uint64_t token) {
+      if (token == self->state.token) // an older schedule was replaced
+        run_pass(self);
+    },
+    [=](once_atom) -> caf::result<int64_t> {
+      // Drains the backlog, bounded so that a steady stream still ends.
+      int64_t rows = 0;
+      for (int i = 0; i < 1000; ++i) {
+        auto out = run_pass(self);
+        if (out.error)
+          return out.error;
+        rows += out.rows;
+        if (!out.more)
+          break;
+      }
+      return rows;
+    },
+    extra...,
+  };
+}
+
+/// The metrics identity of an actor.
+actor_metrics identity(std::string role, std::string queue = "");
+
+} // namespace outbox

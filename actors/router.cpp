@@ -1,0 +1,85 @@
+#include "actors/router.hpp"
+
+#include <functional>
+#include <set>
+
+#include "core/logging.hpp"
+
+namespace outbox {
+
+namespace {
+
+// The dispatchers to wake: this node's plus the cluster's, each once.
+struct dispatcher_directory {
+  std::vector<dispatcher_entry> local, cluster;
+
+  std::vector<pass_actor> for_queue(const std::string& queue) const {
+    std::vector<pass_actor> out;
+    std::set<caf::actor_addr> seen;
+    for (auto* list : {&local, &cluster})
+      for (auto& d : *list)
+        if (d.queue == queue && d.dispatcher
+            && seen.insert(caf::actor_cast<caf::actor_addr>(d.dispatcher)).second)
+          out.push_back(d.dispatcher);
+    return out;
+  }
+};
+
+class router_role : public pass_role {
+public:
+  using wake_fn = std::function<void(const std::string& queue)>;
+
+  router_role(std::shared_ptr<routing_store> store, int32_t batch_size,
+              wake_fn wake)
+    : store_(std::move(store)), batch_size_(batch_size), wake_(std::move(wake)) {
+  }
+
+  pass_outcome pass() override {
+    pass_outcome out;
+    auto routed = store_->route_batch(batch_size_);
+    if (!routed) {
+      out.error = routed.error();
+      return out;
+    }
+    for (auto& [queue, n] : routed->per_queue)
+      if (n > 0)
+        wake_(queue);
+    if (routed->events_routed > 0)
+      logger("router")->debug("event=routed events={} deliveries={} superseded={}",
+                              routed->events_routed, routed->deliveries_created,
+                              routed->deliveries_superseded);
+    out.rows = routed->events_routed;
+    out.more = routed->events_routed >= batch_size_;
+    out.counters["deliveries"] = routed->deliveries_created;
+    out.counters["superseded"] = routed->deliveries_superseded;
+    return out;
+  }
+
+private:
+  std::shared_ptr<routing_store> store_;
+  int32_t batch_size_;
+  wake_fn wake_;
+};
+
+} // namespace
+
+router_actor::behavior_type
+router(router_actor::stateful_pointer<pass_state> self,
+       std::shared_ptr<routing_store> store, int32_t batch_size,
+       std::vector<dispatcher_entry> local, pass_settings settings,
+       node_agent_actor agent) {
+  auto directory = std::make_shared<dispatcher_directory>();
+  directory->local = std::move(local);
+  auto wake = [self, directory](const std::string& queue) {
+    for (auto& d : directory->for_queue(queue))
+      self->send(d, wake_atom::value);
+  };
+  auto role = std::make_shared<router_role>(std::move(store), batch_size, wake);
+  return pass_behavior<router_actor>(
+    self, role, identity("router"), settings, std::move(agent),
+    [directory](peers_atom, std::vector<dispatcher_entry>& peers) {
+      directory->cluster = std::move(peers);
+    });
+}
+
+} // namespace outbox

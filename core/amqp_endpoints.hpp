@@ -1,0 +1,44 @@
+// The broker side of the seams on rabbitmq-c: a publisher of job messages
+// and a source of result messages. Each owns one connection, declares the
+// queues it needs when it connects, and connects again after a break.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/stores.hpp"
+
+namespace outbox {
+
+class amqp_job_publisher : public job_publisher {
+public:
+  /// Declares `queue` and its results queue on every connect.
+  amqp_job_publisher(std::string url, std::string queue,
+                     std::chrono::milliseconds confirm_timeout);
+  caf::error ready() override;
+  std::vector<publish_status>
+  publish(const std::vector<outgoing_message>& ms) override;
+
+private:
+  std::string url_, queue_;
+  std::chrono::milliseconds confirm_timeout_;
+  std::unique_ptr<amqp_client> client_;
+};
+
+class amqp_result_source : public result_source {
+public:
+  /// Consumes the results queue of `queue` with `prefetch` unacked messages.
+  amqp_result_source(std::string url, std::string queue, uint16_t prefetch);
+  caf::expected<std::vector<incoming_message>>
+  fetch(size_t max, std::chrono::milliseconds wait) override;
+  caf::error ack_through(uint64_t tag) override;
+
+private:
+  caf::error connect();
+  std::string url_, queue_;
+  uint16_t prefetch_;
+  std::unique_ptr<amqp_client> client_;
+};
+
+} // namespace outbox

@@ -1,0 +1,51 @@
+#include "core/db_stores.hpp"
+
+namespace outbox {
+
+db_routing_store::db_routing_store(std::string url, const schema_names& names,
+                                   const std::vector<route>& routes)
+  : session_(std::move(url)), repo_(names, routes) {
+}
+
+caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
+  return session_.run<routing_result>(
+    [&](pg_connection& c) { return repo_.route_batch(c, n); });
+}
+
+db_delivery_store::db_delivery_store(std::string url, const schema_names& names)
+  : session_(std::move(url)), repo_(names) {
+}
+
+caf::expected<claim_result>
+db_delivery_store::claim_batch(const std::string& queue, int32_t n) {
+  return session_.run<claim_result>(
+    [&](pg_connection& c) { return repo_.claim_batch(c, queue, n); });
+}
+
+caf::expected<apply_result>
+db_delivery_store::apply_results(const std::vector<send_result>& rs) {
+  return session_.run<apply_result>(
+    [&](pg_connection& c) { return repo_.apply_results(c, rs); });
+}
+
+caf::expected<sweep_result> db_delivery_store::sweep(int32_t n) {
+  return session_.run<sweep_result>(
+    [&](pg_connection& c) { return repo_.sweep(c, n); });
+}
+
+caf::expected<std::optional<double>>
+db_delivery_store::next_available(const std::string& queue) {
+  return session_.run<std::optional<double>>(
+    [&](pg_connection& c) { return repo_.next_available(c, queue); });
+}
+
+db_status_store::db_status_store(std::string url, const schema_names& names)
+  : session_(std::move(url)), repo_(names) {
+}
+
+caf::expected<status_counts> db_status_store::read() {
+  return session_.run<status_counts>(
+    [&](pg_connection& c) { return repo_.read(c); });
+}
+
+} // namespace outbox

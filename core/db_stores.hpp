@@ -1,0 +1,79 @@
+// The stores on PostgreSQL: each owns one connection, opened on first use
+// and opened again after it broke, so a database restart costs the failed
+// pass and nothing else (the actor backs off and tries again).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/pg_connection.hpp"
+#include "core/stores.hpp"
+
+namespace outbox {
+
+/// A connection that reconnects lazily.
+class pg_session {
+public:
+  explicit pg_session(std::string url) : url_(std::move(url)) {}
+
+  /// Runs `f(pg_connection&)` (returning caf::expected<T>) on a live
+  /// connection; drops the connection when it broke so the next call
+  /// reconnects.
+  template <class T, class F>
+  caf::expected<T> run(F f) {
+    if (!conn_ || !conn_->ok()) {
+      auto c = pg_connection::connect(url_);
+      if (!c)
+        return c.error();
+      conn_.emplace(std::move(*c));
+    }
+    caf::expected<T> result = f(*conn_);
+    if (!result && !conn_->ok())
+      conn_.reset();
+    return result;
+  }
+
+private:
+  std::string url_;
+  std::optional<pg_connection> conn_;
+};
+
+class db_routing_store : public routing_store {
+public:
+  db_routing_store(std::string url, const schema_names& names,
+                   const std::vector<route>& routes);
+  caf::expected<routing_result> route_batch(int32_t batch_size) override;
+
+private:
+  pg_session session_;
+  routing_repository repo_;
+};
+
+class db_delivery_store : public delivery_store {
+public:
+  db_delivery_store(std::string url, const schema_names& names);
+  caf::expected<claim_result> claim_batch(const std::string& queue,
+                                          int32_t batch_size) override;
+  caf::expected<apply_result>
+  apply_results(const std::vector<send_result>& rs) override;
+  caf::expected<sweep_result> sweep(int32_t batch_size) override;
+  caf::expected<std::optional<double>>
+  next_available(const std::string& queue) override;
+
+private:
+  pg_session session_;
+  delivery_repository repo_;
+};
+
+class db_status_store : public status_store {
+public:
+  db_status_store(std::string url, const schema_names& names);
+  caf::expected<status_counts> read() override;
+
+private:
+  pg_session session_;
+  status_repository repo_;
+};
+
+} // namespace outbox

@@ -1,0 +1,180 @@
+#include "core/wire.hpp"
+
+#include <cctype>
+#include <set>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "core/errors.hpp"
+
+namespace outbox {
+
+namespace {
+
+using json_writer_t = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr size_t max_reason_bytes = 200;
+
+void write_string(json_writer_t& w, const std::string& s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+caf::error bad_result(const std::string& why) {
+  return make_error(errc::deserialize_failed, "result message: " + why);
+}
+
+// Delivery ids travel as decimal strings (JSON numbers lose precision in
+// many languages); plain integers are accepted too.
+std::optional<int64_t> read_id(const rapidjson::Value& v) {
+  if (v.IsInt64())
+    return v.GetInt64() > 0 ? std::optional<int64_t>{v.GetInt64()} : std::nullopt;
+  if (!v.IsString() || v.GetStringLength() == 0 || v.GetStringLength() > 18)
+    return std::nullopt;
+  int64_t id = 0;
+  for (const char* p = v.GetString(); *p; ++p) {
+    if (!std::isdigit(static_cast<unsigned char>(*p)))
+      return std::nullopt;
+    id = id * 10 + (*p - '0');
+  }
+  return id > 0 ? std::optional<int64_t>{id} : std::nullopt;
+}
+
+bool is_uuid(const std::string& s) {
+  if (s.size() != 36)
+    return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i])))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::string results_queue(const std::string& queue) {
+  return queue + ".results";
+}
+
+std::string job_message_body(const job_to_send& job) {
+  rapidjson::StringBuffer sb;
+  json_writer_t w(sb);
+  w.StartObject();
+  w.Key("job");
+  write_string(w, job.job);
+  w.Key("eventType");
+  write_string(w, job.event_type);
+  w.Key("outboxEventId");
+  write_string(w, std::to_string(job.event_id));
+  w.Key("outboxDeliveryId");
+  write_string(w, std::to_string(job.delivery_id));
+  w.Key("outboxDispatchId");
+  write_string(w, job.dispatch_id);
+  w.Key("outboxLastAttempt");
+  w.Bool(job.last_attempt);
+  w.Key("payload");
+  // The producer API checked JSON payloads when they were written.
+  if (job.content_type == "application/json")
+    w.RawValue(job.payload.data(), job.payload.size(), rapidjson::kObjectType);
+  else
+    write_string(w, job.payload);
+  w.EndObject();
+  return sb.GetString();
+}
+
+outgoing_message job_message(const job_to_send& job) {
+  outgoing_message m;
+  m.routing_key = job.queue;
+  m.body = job_message_body(job);
+  m.message_id = std::to_string(job.delivery_id);
+  m.correlation_id = job.dispatch_id;
+  m.type = job.job;
+  return m;
+}
+
+caf::expected<send_result> parse_result_message(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.data(), body.size());
+  if (doc.HasParseError())
+    return bad_result("not valid JSON");
+  if (!doc.IsObject())
+    return bad_result("not a JSON object");
+  static const std::set<std::string> known{"outboxDeliveryId",
+                                           "outboxDispatchId", "job",
+                                           "outcome", "reason"};
+  for (auto& m : doc.GetObject())
+    if (known.count(m.name.GetString()) == 0)
+      return bad_result("unknown key (allowed: outboxDeliveryId, "
+                        "outboxDispatchId, job, outcome, reason)");
+  send_result r;
+  auto id = doc.FindMember("outboxDeliveryId");
+  if (id == doc.MemberEnd())
+    return bad_result("outboxDeliveryId is missing");
+  auto parsed_id = read_id(id->value);
+  if (!parsed_id)
+    return bad_result("outboxDeliveryId must be a positive integer or a "
+                      "string of digits");
+  r.delivery_id = *parsed_id;
+  auto text = [&](const char* key, std::string& out) -> caf::error {
+    auto it = doc.FindMember(key);
+    if (it == doc.MemberEnd())
+      return bad_result(std::string{key} + " is missing");
+    if (!it->value.IsString())
+      return bad_result(std::string{key} + " must be a string");
+    out.assign(it->value.GetString(), it->value.GetStringLength());
+    return caf::none;
+  };
+  if (auto err = text("outboxDispatchId", r.dispatch_id))
+    return err;
+  if (!is_uuid(r.dispatch_id))
+    return bad_result("outboxDispatchId must be a UUID");
+  if (auto err = text("job", r.job))
+    return err;
+  if (r.job.empty())
+    return bad_result("job must not be empty");
+  std::string outcome_text;
+  if (auto err = text("outcome", outcome_text))
+    return err;
+  auto o = parse_outcome(outcome_text);
+  if (!o)
+    return bad_result("outcome must be completed, retry or failed");
+  r.result = *o;
+  if (auto it = doc.FindMember("reason"); it != doc.MemberEnd()) {
+    if (!it->value.IsString() && !it->value.IsNull())
+      return bad_result("reason must be a string");
+    if (it->value.IsString()) {
+      size_t n = std::min<size_t>(it->value.GetStringLength(), max_reason_bytes);
+      const char* s = it->value.GetString();
+      // Never cut a UTF-8 character in half: the database would refuse it.
+      while (n < it->value.GetStringLength() && n > 0
+             && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80)
+        --n;
+      r.reason.assign(s, n);
+    }
+  }
+  return r;
+}
+
+std::string result_message_body(const send_result& r) {
+  rapidjson::StringBuffer sb;
+  json_writer_t w(sb);
+  w.StartObject();
+  w.Key("outboxDeliveryId");
+  write_string(w, std::to_string(r.delivery_id));
+  w.Key("outboxDispatchId");
+  write_string(w, r.dispatch_id);
+  w.Key("job");
+  write_string(w, r.job);
+  w.Key("outcome");
+  w.String(to_string(r.result));
+  if (!r.reason.empty()) {
+    w.Key("reason");
+    write_string(w, r.reason);
+  }
+  w.EndObject();
+  return sb.GetString();
+}
+
+} // namespace outbox

@@ -1,0 +1,36 @@
+// The wire contract (DESIGN.md "Wire contract"): the job message the relay
+// publishes and the result message a worker sends back. Parsing is strict:
+// anything that is not exactly a result message is refused with a reason
+// that never quotes the message itself.
+#pragma once
+
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "core/amqp_client.hpp"
+#include "core/delivery.hpp"
+
+namespace outbox {
+
+/// The durable queue a queue's workers send their results to.
+std::string results_queue(const std::string& queue);
+
+/// The job message body: job, eventType, the three ids (as decimal or UUID
+/// strings), outboxLastAttempt and the payload (embedded as JSON when the
+/// event's content type is application/json, else as a JSON string).
+std::string job_message_body(const job_to_send& job);
+
+/// The whole message: body plus the properties the contract names
+/// (message_id = delivery id, correlation_id = dispatch id, type = job).
+outgoing_message job_message(const job_to_send& job);
+
+/// Parses a result message body. errc::deserialize_failed with a safe reason
+/// (which field, which rule) for bad JSON, missing or mistyped fields,
+/// unknown keys or an unknown outcome. `reason` is capped at 200 bytes.
+caf::expected<send_result> parse_result_message(const std::string& body);
+
+/// The result message a worker sends (the worker library and tests use it).
+std::string result_message_body(const send_result& r);
+
+} // namespace outbox

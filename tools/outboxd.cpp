@@ -1,0 +1,107 @@
+// outboxd: one node of the outbox cluster. Alone it runs every role for
+// every queue; --roles/--queues/--listen/--join split the roles over
+// processes (README "Running the cluster").
+#include <csignal>
+#include <iostream>
+
+#include <caf/io/middleman.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/node.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
+#include "core/logging.hpp"
+#include "tools/cli_config.hpp"
+
+namespace {
+
+constexpr int exit_usage = 2;   // bad flags or config
+constexpr int exit_failure = 1; // could not start, or a --once pass failed
+
+struct daemon_config : outbox::cli_config {
+  std::string config_file = "config/outbox.json";
+  std::string log_level = "info";
+  outbox::node_flags flags;
+
+  daemon_config() {
+    opt_group{options(), "global"}
+      .add(config_file, "config,c", "path of the outbox JSON config")
+      .add(flags.roles, "roles",
+           "roles of this node: status,router,dispatcher,results,sweeper "
+           "(default: all)")
+      .add(flags.queues, "queues",
+           "queues of this node's dispatchers and result handlers "
+           "(default: every routed queue)")
+      .add(flags.listen, "listen",
+           "status node: HOST:PORT or PORT to listen on (default "
+           "127.0.0.1:4250)")
+      .add(flags.join, "join", "HOST:PORT of the status node to join")
+      .add(flags.once, "once", "run one pass of each local role and exit")
+      .add(flags.sleep, "sleep",
+           "seconds to wait when a pass finds nothing, 1..3600 (default 1)")
+      .add(log_level, "log-level", "trace, debug, info, warn, error");
+    // A frozen node, not only a dead one, is seen as down within seconds
+    // (LIBRARIES.md §3): without heartbeats only requests would time out.
+    set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
+    set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{3}});
+    outbox::add_message_types(*this);
+    load<caf::io::middleman>();
+  }
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // Blocked before CAF starts its threads, so only sigwait sees them.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  daemon_config opts;
+  if (auto err = opts.parse_args(argc, argv); !err.empty()) {
+    std::cerr << "outboxd: " << err << "\n";
+    return exit_usage;
+  }
+  if (opts.cli_helptext_printed)
+    return 0;
+  if (!opts.remainder.empty()) {
+    std::cerr << "outboxd: unexpected argument \"" << opts.remainder[0]
+              << "\" (see --help)\n";
+    return exit_usage;
+  }
+  if (!outbox::set_log_level(opts.log_level)) {
+    std::cerr << "outboxd: --log-level: unknown level\n";
+    return exit_usage;
+  }
+  auto cfg = outbox::load_config(opts.config_file);
+  if (!cfg) {
+    std::cerr << "outboxd: " << outbox::render(cfg.error()) << "\n";
+    return exit_usage;
+  }
+  auto node_opts = outbox::make_node_options(opts.flags, *cfg);
+  if (!node_opts) {
+    std::cerr << "outboxd: " << outbox::context_of(node_opts.error()) << "\n";
+    return exit_usage;
+  }
+  caf::actor_system sys{opts};
+  auto node = outbox::node::start(sys, *cfg, *node_opts);
+  if (!node) {
+    std::cerr << "outboxd: " << outbox::render(node.error()) << "\n";
+    return exit_failure;
+  }
+  if (node_opts->once) {
+    auto err = (*node)->run_once();
+    (*node)->stop();
+    if (err) {
+      std::cerr << "outboxd: a pass failed: " << outbox::render(err) << "\n";
+      return exit_failure;
+    }
+    return 0;
+  }
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  outbox::logger("node")->info("event=stopping signal={}", sig);
+  (*node)->stop(); // the actor system then waits for the current passes
+  return 0;
+}
