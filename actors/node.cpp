@@ -124,6 +124,9 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
                                  : std::string{"none"});
   if (n->agent_)
     caf::anon_send(n->agent_, join_atom::value, std::move(info));
+  if (!opts.once)
+    n->for_each_pass_actor(
+      [](const pass_actor& a) { caf::anon_send(a, wake_atom::value); });
   return n;
 }
 
@@ -142,13 +145,7 @@ caf::error node::run_once() {
                    first = err;
                });
   };
-  std::vector<pass_actor> order;
-  if (router_)
-    order.push_back(router_);
-  for (auto* group : {&dispatchers_, &result_handlers_, &sweepers_})
-    order.insert(order.end(), group->begin(), group->end());
-  for (auto& a : order)
-    once(a);
+  for_each_pass_actor(once);
   return first;
 }
 
@@ -161,10 +158,7 @@ void node::stop() {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
   quit(listener_);
-  quit(router_);
-  for (auto* group : {&dispatchers_, &result_handlers_, &sweepers_})
-    for (auto& a : *group)
-      quit(a);
+  for_each_pass_actor(quit);
   quit(agent_);
   if (status_ && status_port_ != 0)
     sys_.middleman().unpublish(status_, status_port_);

@@ -36,6 +36,18 @@ public:
 
 private:
   node(caf::actor_system& sys) : sys_(sys) {}
+
+  /// Router first, then dispatchers, result handlers and the sweeper: the
+  /// order of one pass of the whole pipeline.
+  template <class F>
+  void for_each_pass_actor(F f) {
+    if (router_)
+      f(pass_actor{router_});
+    for (auto* group : {&dispatchers_, &result_handlers_, &sweepers_})
+      for (auto& a : *group)
+        f(a);
+  }
+
   caf::actor_system& sys_;
   status_actor status_;
   uint16_t status_port_ = 0;

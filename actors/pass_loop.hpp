@@ -98,8 +98,8 @@ pass_behavior(Self* self, std::shared_ptr<pass_role> role, actor_metrics who,
   self->state.metrics = std::move(who);
   self->state.settings = settings;
   self->state.agent = std::move(agent);
-  if (settings.self_driven)
-    self->send(self, pass_atom::value, self->state.token);
+  // The first pass starts with the spawner's wake-up: a message sent to
+  // itself here would be handled before a test could observe it.
   return {
     [=](wake_atom) { run_pass(self); },
     [=](pass_atom, uint64_t token) {

@@ -1,0 +1,143 @@
+// In-memory stand-ins for the database and broker seams (core/stores.hpp),
+// scripted by the test and recording every call, so the actor tests run
+// without servers and deterministically.
+#pragma once
+
+#include <deque>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "core/stores.hpp"
+
+namespace outbox::fakes {
+
+class routing_store : public outbox::routing_store {
+public:
+  std::deque<caf::expected<routing_result>> script; ///< one per call
+  int calls = 0;
+
+  caf::expected<routing_result> route_batch(int32_t) override {
+    ++calls;
+    if (script.empty())
+      return routing_result{};
+    auto r = std::move(script.front());
+    script.pop_front();
+    return r;
+  }
+};
+
+class delivery_store : public outbox::delivery_store {
+public:
+  std::deque<caf::expected<claim_result>> claims;
+  std::deque<caf::error> apply_errors; ///< popped per apply call, none = ok
+  std::vector<std::vector<send_result>> applied;
+  /// Verdicts by delivery id; applied when absent.
+  std::map<int64_t, result_verdict> verdicts;
+  std::deque<caf::expected<sweep_result>> sweeps;
+  std::optional<double> next_ready;
+  int claim_calls = 0;
+
+  caf::expected<claim_result> claim_batch(const std::string&, int32_t) override {
+    ++claim_calls;
+    if (claims.empty())
+      return claim_result{};
+    auto c = std::move(claims.front());
+    claims.pop_front();
+    return c;
+  }
+
+  caf::expected<apply_result>
+  apply_results(const std::vector<send_result>& rs) override {
+    if (!apply_errors.empty()) {
+      auto err = std::move(apply_errors.front());
+      apply_errors.pop_front();
+      if (err)
+        return err;
+    }
+    applied.push_back(rs);
+    apply_result out;
+    for (auto& r : rs) {
+      auto it = verdicts.find(r.delivery_id);
+      auto v = it == verdicts.end() ? result_verdict::applied : it->second;
+      out.verdicts.push_back(v);
+      if (v == result_verdict::applied)
+        ++(r.result == outcome::completed ? out.completed
+           : r.result == outcome::retry   ? out.retried
+                                          : out.failed);
+    }
+    return out;
+  }
+
+  caf::expected<sweep_result> sweep(int32_t) override {
+    if (sweeps.empty())
+      return sweep_result{};
+    auto s = std::move(sweeps.front());
+    sweeps.pop_front();
+    return s;
+  }
+
+  caf::expected<std::optional<double>> next_available(const std::string&) override {
+    return next_ready;
+  }
+};
+
+class job_publisher : public outbox::job_publisher {
+public:
+  caf::error not_ready; ///< returned by ready() when set
+  std::vector<publish_status> statuses; ///< per message; confirmed beyond
+  std::vector<outgoing_message> published;
+
+  caf::error ready() override { return not_ready; }
+
+  std::vector<publish_status>
+  publish(const std::vector<outgoing_message>& ms) override {
+    std::vector<publish_status> out;
+    for (size_t i = 0; i < ms.size(); ++i) {
+      published.push_back(ms[i]);
+      out.push_back(i < statuses.size() ? statuses[i] : publish_status::confirmed);
+    }
+    return out;
+  }
+};
+
+class result_source : public outbox::result_source {
+public:
+  std::deque<incoming_message> waiting;
+  uint64_t acked_through = 0;
+  int fetches = 0;
+
+  /// Queues a result message body with the next delivery tag.
+  void push(std::string body) {
+    incoming_message m;
+    m.delivery_tag = ++last_tag_;
+    m.body = std::move(body);
+    waiting.push_back(std::move(m));
+  }
+
+  caf::expected<std::vector<incoming_message>>
+  fetch(size_t max, std::chrono::milliseconds) override {
+    ++fetches;
+    std::vector<incoming_message> out;
+    while (!waiting.empty() && out.size() < max) {
+      out.push_back(waiting.front());
+      waiting.pop_front();
+    }
+    return out;
+  }
+
+  caf::error ack_through(uint64_t tag) override {
+    acked_through = tag;
+    return caf::none;
+  }
+
+private:
+  uint64_t last_tag_ = 0;
+};
+
+class status_store : public outbox::status_store {
+public:
+  caf::expected<status_counts> next = status_counts{};
+  caf::expected<status_counts> read() override { return next; }
+};
+
+} // namespace outbox::fakes

@@ -1,0 +1,132 @@
+#define CAF_SUITE actors.dispatcher
+#define FAIL(msg) CAF_FAIL(msg)
+#include "tests/unit/actors/actor_fixture.hpp"
+
+#include "actors/dispatcher.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+using std::chrono::milliseconds;
+
+namespace {
+
+job_to_send job(int64_t id) {
+  job_to_send j;
+  j.delivery_id = id;
+  j.event_id = 100 + id;
+  j.job = "PublishStockJob";
+  j.queue = "stock.publish";
+  j.dispatch_id = "dispatch-" + std::to_string(id);
+  j.event_type = "stock.changed";
+  j.payload = "{}";
+  j.content_type = "application/json";
+  return j;
+}
+
+claim_result claimed(std::vector<int64_t> ids, int64_t expired = 0) {
+  claim_result c;
+  for (auto id : ids)
+    c.jobs.push_back(job(id));
+  c.expired = expired;
+  return c;
+}
+
+struct fixture : actor_fixture {
+  std::shared_ptr<fakes::delivery_store> store
+    = std::make_shared<fakes::delivery_store>();
+  std::shared_ptr<fakes::job_publisher> publisher
+    = std::make_shared<fakes::job_publisher>();
+
+  pass_actor spawn_dispatcher(pass_settings s, int32_t batch = 100) {
+    return sys.spawn(dispatcher, store, publisher, "stock.publish", batch, s,
+                     node_agent_actor{});
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(dispatcher_tests, fixture)
+
+CAF_TEST(claimed deliveries are published as job messages) {
+  store->claims.push_back(claimed({1, 2}));
+  auto d = spawn_dispatcher(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 2);
+  CAF_REQUIRE_EQUAL(publisher->published.size(), 2u);
+  auto& m = publisher->published[1];
+  CAF_CHECK_EQUAL(m.routing_key, "stock.publish");
+  CAF_CHECK_EQUAL(m.message_id, "2");
+  CAF_CHECK_EQUAL(m.correlation_id, "dispatch-2");
+  CAF_CHECK_EQUAL(m.type, "PublishStockJob");
+  CAF_CHECK(store->applied.empty()); // nothing failed
+}
+
+CAF_TEST(a nack a return or a lost confirm retries that delivery alone at once) {
+  store->claims.push_back(claimed({1, 2, 3, 4}));
+  publisher->statuses = {publish_status::confirmed, publish_status::nacked,
+                         publish_status::returned, publish_status::lost};
+  auto d = spawn_dispatcher(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 1);
+  CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
+  auto& failed = store->applied[0];
+  CAF_REQUIRE_EQUAL(failed.size(), 3u);
+  std::vector<std::string> reasons;
+  for (auto& r : failed) {
+    CAF_CHECK(r.result == outcome::retry);
+    CAF_CHECK_EQUAL(r.dispatch_id, "dispatch-" + std::to_string(r.delivery_id));
+    CAF_CHECK_EQUAL(r.job, "PublishStockJob");
+    reasons.push_back(r.reason);
+  }
+  CAF_CHECK_EQUAL(failed[0].delivery_id, 2);
+  CAF_CHECK_EQUAL(reasons, (std::vector<std::string>{
+                             "publish nacked", "publish returned", "publish lost"}));
+  auto& m = pass_state_of(d).metrics;
+  CAF_CHECK_EQUAL(m.counters["nacked"], 1);
+  CAF_CHECK_EQUAL(m.counters["returned"], 1);
+  CAF_CHECK_EQUAL(m.counters["lost"], 1);
+}
+
+CAF_TEST(nothing is claimed while the broker is unreachable) {
+  publisher->not_ready = make_error(errc::broker_unavailable, "connect failed");
+  auto d = spawn_dispatcher(manual_passes());
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  CAF_CHECK_EQUAL(store->claim_calls, 0);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.connected, false);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.errors, 1);
+}
+
+CAF_TEST(the next pass is timed to the next available delivery) {
+  pass_settings s;
+  s.idle = std::chrono::seconds{10};
+  store->next_ready = 2.5; // a retry becomes ready in 2.5 s
+  auto d = spawn_dispatcher(s);
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  CAF_CHECK_EQUAL(advance_time(milliseconds{2499}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  expect((pass_atom, uint64_t), from(d).to(d).with(_, 1u));
+  CAF_CHECK_EQUAL(store->claim_calls, 2);
+  store->next_ready = std::nullopt; // nothing pending: the idle sleep
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  CAF_CHECK_EQUAL(advance_time(milliseconds{9999}), 1u); // token 2: stale
+  sched.run();
+  CAF_CHECK_EQUAL(store->claim_calls, 3);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(store->claim_calls, 4);
+  stop(d);
+}
+
+CAF_TEST(expired deliveries count toward a full batch) {
+  pass_settings s;
+  store->claims.push_back(claimed({1}, 1)); // batch of 2: full
+  auto d = spawn_dispatcher(s, 2);
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d).with(_, 1u)); // at once
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.counters["expired"], 1);
+  stop(d);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

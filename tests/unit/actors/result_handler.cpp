@@ -1,0 +1,98 @@
+#define CAF_SUITE actors.result_handler
+#define FAIL(msg) CAF_FAIL(msg)
+#include "tests/unit/actors/actor_fixture.hpp"
+
+#include "actors/result_handler.hpp"
+#include "core/wire.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+const std::string uuid = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+
+std::string result(int64_t id, const char* outcome = "completed") {
+  return R"({"outboxDeliveryId":")" + std::to_string(id)
+         + R"(","outboxDispatchId":")" + uuid
+         + R"(","job":"PublishStockJob","outcome":")" + outcome + R"("})";
+}
+
+struct fixture : actor_fixture {
+  std::shared_ptr<fakes::delivery_store> store
+    = std::make_shared<fakes::delivery_store>();
+  std::shared_ptr<fakes::result_source> source
+    = std::make_shared<fakes::result_source>();
+  pass_actor handler = sys.spawn(result_handler, store, source, "stock.publish",
+                                 100, std::chrono::milliseconds{0},
+                                 manual_passes(), node_agent_actor{});
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(result_handler_tests, fixture)
+
+CAF_TEST(results are applied in one batch and acked after the commit) {
+  source->push(result(1));
+  source->push(result(2, "retry"));
+  source->push(result(3, "failed"));
+  CAF_CHECK_EQUAL(request<int64_t>(handler, once_atom::value), 3);
+  CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
+  CAF_CHECK_EQUAL(store->applied[0].size(), 3u);
+  CAF_CHECK(store->applied[0][1].result == outcome::retry);
+  CAF_CHECK_EQUAL(source->acked_through, 3u);
+  auto& m = pass_state_of(handler).metrics;
+  CAF_CHECK_EQUAL(m.counters["completed"], 1);
+  CAF_CHECK_EQUAL(m.counters["retried"], 1);
+  CAF_CHECK_EQUAL(m.counters["failed"], 1);
+}
+
+CAF_TEST(malformed unknown stale and wrong-job results are counted and acked) {
+  source->push("{not json");
+  source->push(R"({"outboxDeliveryId":"1"})");
+  source->push(result(10));
+  source->push(result(11));
+  source->push(result(12));
+  source->push(result(13));
+  store->verdicts[11] = result_verdict::unknown_delivery;
+  store->verdicts[12] = result_verdict::stale;
+  store->verdicts[13] = result_verdict::wrong_job;
+  CAF_CHECK_EQUAL(request<int64_t>(handler, once_atom::value), 1);
+  CAF_CHECK_EQUAL(store->applied.at(0).size(), 4u); // the parsed ones
+  CAF_CHECK_EQUAL(source->acked_through, 6u);
+  auto& m = pass_state_of(handler).metrics;
+  CAF_CHECK_EQUAL(m.counters["malformed"], 2);
+  CAF_CHECK_EQUAL(m.counters["unknown_delivery"], 1);
+  CAF_CHECK_EQUAL(m.counters["stale"], 1);
+  CAF_CHECK_EQUAL(m.counters["wrong_job"], 1);
+  CAF_CHECK_EQUAL(m.errors, 0);
+}
+
+CAF_TEST(a batch whose commit failed is kept unacked and applied again) {
+  source->push(result(1));
+  source->push(result(2));
+  store->apply_errors.push_back(make_error(errc::database_unavailable, "down"));
+  self->send(handler, wake_atom::value);
+  expect((wake_atom), from(self).to(handler));
+  CAF_CHECK_EQUAL(source->acked_through, 0u);
+  CAF_CHECK_EQUAL(pass_state_of(handler).metrics.errors, 1);
+  source->push(result(3)); // arrives meanwhile: must not be acked with it
+  self->send(handler, wake_atom::value);
+  expect((wake_atom), from(self).to(handler));
+  CAF_CHECK_EQUAL(source->fetches, 1); // the held batch went first
+  CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
+  CAF_CHECK_EQUAL(store->applied[0].size(), 2u);
+  CAF_CHECK_EQUAL(source->acked_through, 2u);
+  self->send(handler, wake_atom::value);
+  expect((wake_atom), from(self).to(handler));
+  CAF_CHECK_EQUAL(source->acked_through, 3u);
+}
+
+CAF_TEST(only malformed results are acked without touching the database) {
+  source->push("[]");
+  CAF_CHECK_EQUAL(request<int64_t>(handler, once_atom::value), 0);
+  CAF_CHECK(store->applied.empty());
+  CAF_CHECK_EQUAL(source->acked_through, 1u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,125 @@
+#define CAF_SUITE actors.router
+#define FAIL(msg) CAF_FAIL(msg)
+#include "tests/unit/actors/actor_fixture.hpp"
+
+#include "actors/router.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+using std::chrono::milliseconds;
+
+namespace {
+
+routing_result routed(int64_t events, std::map<std::string, int64_t> per_queue) {
+  routing_result r;
+  r.events_routed = events;
+  r.per_queue = std::move(per_queue);
+  return r;
+}
+
+struct fixture : actor_fixture {
+  std::shared_ptr<fakes::routing_store> store
+    = std::make_shared<fakes::routing_store>();
+  pass_actor da = sys.spawn(wake_counter, "dispatcher");
+  pass_actor db = sys.spawn(wake_counter, "dispatcher");
+
+  router_actor spawn_router(pass_settings s, int32_t batch = 100) {
+    return sys.spawn(router, store, batch,
+                     std::vector<dispatcher_entry>{{"a", da}, {"b", db}}, s,
+                     node_agent_actor{});
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(router_tests, fixture)
+
+CAF_TEST(a routing pass wakes the dispatchers of queues that got deliveries) {
+  store->script.push_back(routed(3, {{"a", 2}, {"b", 0}}));
+  auto r = spawn_router(manual_passes());
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((wake_atom), from(r).to(da));
+  disallow((wake_atom), from(r).to(db));
+  CAF_CHECK_EQUAL(store->calls, 1);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.rows, 3);
+}
+
+CAF_TEST(dispatchers learned from the cluster are woken too) {
+  auto remote = sys.spawn(wake_counter, "dispatcher");
+  auto r = spawn_router(manual_passes());
+  self->send(r, peers_atom::value,
+             std::vector<dispatcher_entry>{{"c", remote}, {"a", da}});
+  expect((peers_atom, std::vector<dispatcher_entry>), to(r));
+  store->script.push_back(routed(2, {{"a", 1}, {"c", 1}}));
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((wake_atom), from(r).to(da)); // once, though listed twice
+  expect((wake_atom), from(r).to(remote));
+  disallow((wake_atom), from(r).to(da));
+}
+
+CAF_TEST(a full batch runs the next pass at once and then the idle sleep) {
+  pass_settings s; // self-driven, idle 1 s
+  store->script.push_back(routed(10, {{"a", 10}}));
+  store->script.push_back(routed(4, {{"a", 4}}));
+  auto r = spawn_router(s, 10);
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((wake_atom), from(r).to(da));
+  expect((pass_atom, uint64_t), from(r).to(r).with(_, 1u));
+  expect((wake_atom), from(r).to(da));
+  CAF_CHECK_EQUAL(store->calls, 2);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{999}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  expect((pass_atom, uint64_t), from(r).to(r).with(_, 2u));
+  CAF_CHECK_EQUAL(store->calls, 3);
+  stop(r);
+}
+
+CAF_TEST(a wake-up replaces the armed timer instead of adding passes) {
+  pass_settings s;
+  auto r = spawn_router(s);
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r)); // arms token 1
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r)); // arms token 2
+  CAF_CHECK_EQUAL(store->calls, 2);
+  advance_time(milliseconds{1000}); // both timers fire, token 1 is stale
+  sched.run();
+  CAF_CHECK_EQUAL(store->calls, 3);
+  stop(r);
+}
+
+CAF_TEST(a failing store backs off 200 ms then 400 ms and reports it) {
+  pass_settings s;
+  store->script.push_back(make_error(errc::database_unavailable, "db down"));
+  store->script.push_back(make_error(errc::database_unavailable, "db down"));
+  auto r = spawn_router(s);
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  auto& st = pass_state_of(r);
+  CAF_CHECK_EQUAL(st.metrics.errors, 1);
+  CAF_CHECK_EQUAL(st.metrics.connected, false);
+  CAF_CHECK_EQUAL(st.metrics.last_error, "database_unavailable: db down");
+  CAF_CHECK_EQUAL(advance_time(milliseconds{199}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(st.metrics.errors, 2);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{399}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(st.metrics.connected, true); // the third pass worked
+  CAF_CHECK_EQUAL(st.failures, 0);
+  stop(r);
+}
+
+CAF_TEST(once drains the backlog and replies with the rows) {
+  store->script.push_back(routed(100, {}));
+  store->script.push_back(routed(7, {}));
+  auto r = spawn_router(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 107);
+  CAF_CHECK_EQUAL(store->calls, 2);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

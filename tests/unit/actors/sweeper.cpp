@@ -1,0 +1,60 @@
+#define CAF_SUITE actors.sweeper
+#define FAIL(msg) CAF_FAIL(msg)
+#include "tests/unit/actors/actor_fixture.hpp"
+
+#include "actors/sweeper.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+sweep_result swept(int64_t timed_out, int64_t retried, int64_t failed,
+                   int64_t expired) {
+  sweep_result s;
+  s.timed_out = timed_out;
+  s.retried = retried;
+  s.failed = failed;
+  s.expired = expired;
+  return s;
+}
+
+struct fixture : actor_fixture {
+  std::shared_ptr<fakes::delivery_store> store
+    = std::make_shared<fakes::delivery_store>();
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(sweeper_tests, fixture)
+
+CAF_TEST(the sweeper reports its decisions) {
+  store->sweeps.push_back(swept(3, 2, 1, 4));
+  auto s = sys.spawn(sweeper, store, 100, manual_passes(), node_agent_actor{});
+  CAF_CHECK_EQUAL(request<int64_t>(s, once_atom::value), 7);
+  auto& m = pass_state_of(s).metrics;
+  CAF_CHECK_EQUAL(m.counters["timed_out"], 3);
+  CAF_CHECK_EQUAL(m.counters["retried"], 2);
+  CAF_CHECK_EQUAL(m.counters["failed"], 1);
+  CAF_CHECK_EQUAL(m.counters["expired"], 4);
+}
+
+CAF_TEST(a full sweep goes again at once and pushes metrics to the agent) {
+  store->sweeps.push_back(swept(5, 5, 0, 0));
+  auto agent = sys.spawn(agent_probe, "agent");
+  auto s = sys.spawn(sweeper, store, 5, pass_settings{}, agent);
+  self->send(s, wake_atom::value);
+  expect((wake_atom), from(self).to(s));
+  expect((metrics_atom, actor_metrics), from(s).to(agent));
+  expect((pass_atom, uint64_t), from(s).to(s).with(_, 1u));
+  expect((metrics_atom, actor_metrics), from(s).to(agent));
+  auto& seen = deref<node_agent_actor::stateful_base<agent_probe_state>>(agent)
+                 .state.metrics;
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  CAF_CHECK_EQUAL(seen[1].name, "sweeper");
+  CAF_CHECK_EQUAL(seen[1].passes, 2);
+  CAF_CHECK_EQUAL(seen[1].rows, 5);
+  stop(s);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,132 @@
+#define CAF_SUITE core.wire
+#include <caf/test/unit_test.hpp>
+
+#include <rapidjson/document.h>
+
+#include "core/errors.hpp"
+#include "core/wire.hpp"
+
+using namespace outbox;
+
+namespace {
+
+const std::string uuid = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+
+job_to_send sample_job() {
+  job_to_send j;
+  j.delivery_id = 42;
+  j.event_id = 7;
+  j.job = "PublishStockJob";
+  j.queue = "stock.publish";
+  j.dispatch_id = uuid;
+  j.event_type = "stock.available_changed";
+  j.payload = R"({"sku":"A-1","qty":3})";
+  j.content_type = "application/json";
+  j.last_attempt = true;
+  return j;
+}
+
+std::string why(const std::string& body) {
+  auto r = parse_result_message(body);
+  return r ? "accepted" : context_of(r.error());
+}
+
+} // namespace
+
+CAF_TEST(job messages carry the properties and body of the contract) {
+  auto m = job_message(sample_job());
+  CAF_CHECK_EQUAL(m.routing_key, "stock.publish");
+  CAF_CHECK_EQUAL(m.message_id, "42");
+  CAF_CHECK_EQUAL(m.correlation_id, uuid);
+  CAF_CHECK_EQUAL(m.type, "PublishStockJob");
+  CAF_CHECK_EQUAL(m.content_type, "application/json");
+  rapidjson::Document doc;
+  doc.Parse(m.body.c_str());
+  CAF_REQUIRE(!doc.HasParseError());
+  CAF_CHECK_EQUAL(doc["job"].GetString(), std::string{"PublishStockJob"});
+  CAF_CHECK_EQUAL(doc["eventType"].GetString(),
+                  std::string{"stock.available_changed"});
+  CAF_CHECK_EQUAL(doc["outboxEventId"].GetString(), std::string{"7"});
+  CAF_CHECK_EQUAL(doc["outboxDeliveryId"].GetString(), std::string{"42"});
+  CAF_CHECK_EQUAL(doc["outboxDispatchId"].GetString(), uuid);
+  CAF_CHECK_EQUAL(doc["outboxLastAttempt"].GetBool(), true);
+  CAF_CHECK_EQUAL(doc["payload"]["sku"].GetString(), std::string{"A-1"});
+  CAF_CHECK_EQUAL(doc["payload"]["qty"].GetInt(), 3);
+  CAF_CHECK_EQUAL(doc.MemberCount(), 7u);
+}
+
+CAF_TEST(payloads of other content types travel as a JSON string) {
+  auto j = sample_job();
+  j.content_type = "text/plain";
+  j.payload = "hello \"world\"";
+  rapidjson::Document doc;
+  doc.Parse(job_message_body(j).c_str());
+  CAF_REQUIRE(!doc.HasParseError());
+  CAF_CHECK_EQUAL(doc["payload"].GetString(), std::string{"hello \"world\""});
+}
+
+CAF_TEST(a result message round-trips) {
+  send_result r;
+  r.delivery_id = 42;
+  r.dispatch_id = uuid;
+  r.job = "PublishStockJob";
+  r.result = outcome::retry;
+  r.reason = "timeout calling the shop";
+  auto back = parse_result_message(result_message_body(r));
+  CAF_REQUIRE(back);
+  CAF_CHECK_EQUAL(back->delivery_id, 42);
+  CAF_CHECK_EQUAL(back->dispatch_id, uuid);
+  CAF_CHECK_EQUAL(back->job, "PublishStockJob");
+  CAF_CHECK(back->result == outcome::retry);
+  CAF_CHECK_EQUAL(back->reason, "timeout calling the shop");
+}
+
+CAF_TEST(numeric delivery ids are accepted) {
+  CAF_CHECK_EQUAL(why(R"({"outboxDeliveryId":5,"outboxDispatchId":")" + uuid
+                      + R"(","job":"J","outcome":"completed"})"),
+                  "accepted");
+}
+
+CAF_TEST(bad result messages are refused with a safe reason) {
+  auto base = [](const std::string& id, const std::string& dispatch,
+                 const std::string& outcome) {
+    return R"({"outboxDeliveryId":)" + id + R"(,"outboxDispatchId":)" + dispatch
+           + R"(,"job":"J","outcome":)" + outcome + "}";
+  };
+  auto q = [](const std::string& s) { return "\"" + s + "\""; };
+  CAF_CHECK_EQUAL(why("{not json"), "result message: not valid JSON");
+  CAF_CHECK_EQUAL(why("[1]"), "result message: not a JSON object");
+  CAF_CHECK_EQUAL(why(R"({"outboxDispatchId":"x"})"),
+                  "result message: outboxDeliveryId is missing");
+  CAF_CHECK_EQUAL(why(base(q("12a"), q(uuid), q("completed"))),
+                  "result message: outboxDeliveryId must be a positive integer "
+                  "or a string of digits");
+  CAF_CHECK_EQUAL(why(base("-3", q(uuid), q("completed"))),
+                  "result message: outboxDeliveryId must be a positive integer "
+                  "or a string of digits");
+  CAF_CHECK_EQUAL(why(base(q("1"), q("not-a-uuid"), q("completed"))),
+                  "result message: outboxDispatchId must be a UUID");
+  CAF_CHECK_EQUAL(why(base(q("1"), "17", q("completed"))),
+                  "result message: outboxDispatchId must be a string");
+  CAF_CHECK_EQUAL(why(base(q("1"), q(uuid), q("done"))),
+                  "result message: outcome must be completed, retry or failed");
+  CAF_CHECK_EQUAL(why(R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
+                      + R"(","job":"J","outcome":"failed","extra":1})"),
+                  "result message: unknown key (allowed: outboxDeliveryId, "
+                  "outboxDispatchId, job, outcome, reason)");
+  CAF_CHECK_EQUAL(why(R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
+                      + R"(","job":"","outcome":"failed"})"),
+                  "result message: job must not be empty");
+}
+
+CAF_TEST(long reasons are cut on a character boundary) {
+  std::string reason = "x"; // then é (two bytes) starts at odd offsets
+  for (int i = 0; i < 150; ++i)
+    reason += "\xc3\xa9"; // é: two bytes each
+  auto r = parse_result_message(R"({"outboxDeliveryId":"1","outboxDispatchId":")"
+                                + uuid + R"(","job":"J","outcome":"failed",)"
+                                + R"("reason":")" + reason + "\"}");
+  CAF_REQUIRE(r);
+  CAF_CHECK_EQUAL(r->reason.size(), 199u); // byte 200 is inside an é
+  CAF_CHECK_EQUAL(r->reason, reason.substr(0, 199));
+}
