@@ -4,7 +4,7 @@
 
 namespace outbox {
 
-void add_message_types(caf::actor_system_config& cfg) {
+void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<dispatcher_entry>("outbox::dispatcher_entry");
   cfg.add_message_type<std::vector<dispatcher_entry>>(
     "std::vector<outbox::dispatcher_entry>");

@@ -1,5 +1,5 @@
 // Every actor interface of the outbox and every message type they exchange.
-// Types that cross nodes are registered by add_message_types(); the unit
+// Types that cross nodes are registered by register_message_types(); the unit
 // tests round-trip each through CAF's serializer and io_dsl.
 #pragma once
 
@@ -187,7 +187,7 @@ typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
 
 /// Registers every message type that crosses nodes. Call in the config's
 /// constructor on every node (and in outboxctl).
-void add_message_types(caf::actor_system_config& cfg);
+void register_message_types(caf::actor_system_config& cfg);
 
 /// Unix time in milliseconds.
 int64_t now_ms();

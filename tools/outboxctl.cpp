@@ -43,7 +43,7 @@ struct ctl_config : outbox::cli_config {
       .add(connect, "connect", "status: HOST:PORT of the status node")
       .add(json, "json", "status: print JSON")
       .add(db, "db", "status: read the database, not the cluster");
-    outbox::add_message_types(*this);
+    outbox::register_message_types(*this);
     load<caf::io::middleman>();
   }
 };

@@ -44,7 +44,7 @@ struct daemon_config : outbox::cli_config {
     // (LIBRARIES.md §3): without heartbeats only requests would time out.
     set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
     set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{3}});
-    outbox::add_message_types(*this);
+    outbox::register_message_types(*this);
     load<caf::io::middleman>();
   }
 };

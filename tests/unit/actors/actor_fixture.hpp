@@ -12,7 +12,7 @@
 namespace outbox::testing {
 
 struct actor_test_config : caf::actor_system_config {
-  actor_test_config() { outbox::add_message_types(*this); }
+  actor_test_config() { outbox::register_message_types(*this); }
 };
 
 // The stand-ins take a label: CAF 0.17.6 dereferences a null argument

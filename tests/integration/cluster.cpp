@@ -1,0 +1,134 @@
+#define CAF_SUITE integration.cluster
+#include <caf/test/unit_test.hpp>
+
+#include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/test_worker.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+CAF_TEST_FIXTURE_SCOPE(cluster_tests, cluster_fixture)
+
+CAF_TEST(an event is delivered and completed end to end) {
+  auto q = queue("orders");
+  running_node node{make_config({make_route("order.placed", "Confirm", q, {60})})};
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::completed;
+                     }};
+  auto event = publish("order.placed", R"({"order":17})");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }));
+  auto seen = worker.seen();
+  CAF_REQUIRE_EQUAL(seen.size(), 1u);
+  auto& job = seen[0];
+  auto d = deliveries_of("Confirm");
+  CAF_REQUIRE_EQUAL(d.size(), 1u);
+  CAF_CHECK_EQUAL(job.delivery_id, d[0].first);
+  CAF_CHECK_EQUAL(job.event_id, event);
+  CAF_CHECK_EQUAL(job.job, "Confirm");
+  CAF_CHECK_EQUAL(job.event_type, "order.placed");
+  CAF_CHECK_EQUAL(job.payload_json, R"({"order":17})");
+  CAF_CHECK_EQUAL(job.last_attempt, false);
+  CAF_CHECK_EQUAL(job.message_id, std::to_string(job.delivery_id));
+  CAF_CHECK_EQUAL(job.correlation_id, job.dispatch_id);
+  CAF_CHECK_EQUAL(job.type, "Confirm");
+}
+
+CAF_TEST(retry delays of one and one give exactly three sends) {
+  auto q = queue("flaky");
+  running_node node{make_config({make_route("e", "Flaky", q, {1, 1})})};
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::retry;
+                     }};
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("failed") == 1; }));
+  auto d = deliveries_of("Flaky");
+  auto sends = worker.seen_for(d.at(0).first);
+  CAF_REQUIRE_EQUAL(sends.size(), 3u);
+  CAF_CHECK_EQUAL(sends[0].last_attempt, false);
+  CAF_CHECK_EQUAL(sends[1].last_attempt, false);
+  CAF_CHECK_EQUAL(sends[2].last_attempt, true);
+  CAF_CHECK_NOT_EQUAL(sends[0].dispatch_id, sends[1].dispatch_id);
+  CAF_CHECK_NOT_EQUAL(sends[1].dispatch_id, sends[2].dispatch_id);
+  std::this_thread::sleep_for(std::chrono::milliseconds{1500});
+  CAF_CHECK_EQUAL(worker.seen_for(d.at(0).first).size(), 3u); // no fourth
+}
+
+CAF_TEST(no retry delays fail at the first error) {
+  auto q = queue("once");
+  running_node node{make_config({make_route("e", "Once", q, {})})};
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::retry;
+                     }};
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("failed") == 1; }));
+  auto sends = worker.seen();
+  CAF_REQUIRE_EQUAL(sends.size(), 1u);
+  CAF_CHECK_EQUAL(sends[0].last_attempt, true);
+}
+
+CAF_TEST(a job that never answers times out and is sent again) {
+  auto q = queue("silent");
+  running_node node{make_config({make_route("e", "Slow", q, {1}, 1)})};
+  test_worker worker{amqp_url(), q, [](const job_seen&, int send) {
+                       return send == 1 ? answer::silent : answer::completed;
+                     }};
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }));
+  auto sends = worker.seen();
+  CAF_REQUIRE_EQUAL(sends.size(), 2u);
+  CAF_CHECK_EQUAL(sends[0].last_attempt, false);
+  CAF_CHECK_EQUAL(sends[1].last_attempt, true);
+  auto attempts = must_exec(db, "SELECT attempts FROM " + names.deliveries);
+  CAF_CHECK_EQUAL(attempts.int64(0, 0), 1); // the timeout counted once
+}
+
+CAF_TEST(two routes of one event progress independently) {
+  auto qa = queue("stock");
+  auto qb = queue("search");
+  running_node node{make_config({make_route("stock.changed", "Publish", qa, {}),
+                                 make_route("stock.changed", "Index", qb, {1})})};
+  test_worker good{amqp_url(), qa, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  test_worker bad{amqp_url(), qb, [](const job_seen&, int send) {
+                    return send == 1 ? answer::failed : answer::completed;
+                  }};
+  publish("stock.changed", R"({"sku":"A"})");
+  CAF_REQUIRE(wait_until([&] { return open_deliveries() == 0
+                                      && count_status("completed") == 1; }));
+  auto published = deliveries_of("Publish");
+  auto indexed = deliveries_of("Index");
+  CAF_CHECK_EQUAL(published.at(0).second, "completed");
+  CAF_CHECK_EQUAL(indexed.at(0).second, "failed"); // not retried
+  CAF_CHECK_EQUAL(bad.seen().size(), 1u);
+}
+
+CAF_TEST(a stream of events all complete and the status actor counts them) {
+  auto q = queue("bulk");
+  running_node node{make_config({make_route("e", "Bulk", q, {1})})};
+  test_worker worker{amqp_url(), q, [](const job_seen&, int send) {
+                       return send == 1 && std::rand() % 4 == 0 ? answer::retry
+                                                                 : answer::completed;
+                     }};
+  for (int i = 0; i < 300; ++i)
+    publish("e", "{\"n\":" + std::to_string(i) + "}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 300; }));
+  CAF_CHECK_EQUAL(open_deliveries(), 0);
+  caf::scoped_actor self{*node.sys};
+  auto status = caf::actor_cast<status_actor>(
+    node.sys->middleman().remote_actor<status_actor>("127.0.0.1",
+                                                    node.n->status_port()).value());
+  self->request(status, std::chrono::seconds{5}, status_atom::value)
+    .receive(
+      [&](const cluster_status& s) {
+        CAF_CHECK(s.database_ok);
+        CAF_CHECK_EQUAL(s.counts.per_status.at("completed"), 300);
+        CAF_CHECK_EQUAL(s.counts.per_queue.at(q).per_status.at("completed"), 300);
+        CAF_REQUIRE_EQUAL(s.nodes.size(), 1u);
+        CAF_CHECK(s.nodes[0].up);
+        CAF_CHECK_EQUAL(s.nodes[0].actors.size(), 4u);
+      },
+      [&](caf::error& err) { CAF_FAIL("no status: " << node.sys->render(err)); });
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

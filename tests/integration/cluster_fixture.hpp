@@ -1,0 +1,125 @@
+// A whole outbox node in the test process (every role, real actors on real
+// servers) over the fixture's own tables and queues, and helpers to wait
+// for deliveries to reach their final states.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/node.hpp"
+#include "core/amqp_client.hpp"
+#include "core/errors.hpp"
+#include "core/wire.hpp"
+#include "tests/integration/test_services.hpp"
+
+namespace outbox::testing {
+
+struct node_test_config : caf::actor_system_config {
+  node_test_config() {
+    register_message_types(*this);
+    load<caf::io::middleman>();
+  }
+};
+
+/// Polls `done` every 100 ms for up to `limit`; returns its last answer.
+inline bool wait_until(std::function<bool()> done,
+                       std::chrono::seconds limit = std::chrono::seconds{30}) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (done())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
+  return done();
+}
+
+struct cluster_fixture : schema_fixture {
+  std::string queue_prefix = unique_prefix();
+  std::vector<std::string> queues;
+
+  ~cluster_fixture() {
+    if (auto c = amqp_client::connect(amqp_url(), "test cleanup"))
+      for (auto& q : queues) {
+        (*c)->delete_queue(q);
+        (*c)->delete_queue(results_queue(q));
+      }
+  }
+
+  /// A queue name of this test only (deleted afterwards).
+  std::string queue(const std::string& name) {
+    queues.push_back(queue_prefix + name);
+    return queues.back();
+  }
+
+  config make_config(std::vector<route> routes) {
+    config c;
+    c.database_url = database_url();
+    c.amqp_url = amqp_url();
+    c.names = names;
+    c.routes = std::move(routes);
+    return c;
+  }
+
+  /// Deliveries not final yet.
+  int64_t open_deliveries() {
+    return count_status("pending") + count_status("dispatched");
+  }
+
+  /// (id, status) of the deliveries of one job, by id.
+  std::vector<std::pair<int64_t, std::string>> deliveries_of(const std::string& job) {
+    auto rows = must_exec(db, "SELECT id, status FROM " + names.deliveries
+                                + " WHERE job = $1 ORDER BY id", {job});
+    std::vector<std::pair<int64_t, std::string>> out;
+    for (int i = 0; i < rows.size(); ++i)
+      out.emplace_back(rows.int64(i, 0), rows.text(i, 1));
+    return out;
+  }
+};
+
+inline route make_route(std::string event_type, std::string job, std::string queue,
+                        std::vector<int32_t> delays, int32_t timeout = 300) {
+  route r;
+  r.event_type = std::move(event_type);
+  r.job = std::move(job);
+  r.queue = std::move(queue);
+  r.rules.retry_delays_seconds = std::move(delays);
+  r.rules.delivery_timeout_seconds = timeout;
+  return r;
+}
+
+/// Runs every role in this process until destroyed.
+struct running_node {
+  node_test_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<node> n;
+
+  explicit running_node(const config& c) {
+    sys = std::make_unique<caf::actor_system>(cfg);
+    node_options opts;
+    opts.roles = {"status", "router", "dispatcher", "results", "sweeper"};
+    opts.queues = c.queues();
+    opts.listen = host_port{"127.0.0.1", 0}; // any free port
+    auto started = node::start(*sys, c, opts);
+    if (!started)
+      CAF_FAIL("node did not start: " << render(started.error()));
+    n = std::move(*started);
+  }
+
+  ~running_node() {
+    n->stop();
+    n.reset();
+    sys.reset(); // waits for the current passes
+  }
+};
+
+} // namespace outbox::testing
