@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
@@ -147,6 +149,31 @@ caf::error node::run_once() {
   };
   for_each_pass_actor(once);
   return first;
+}
+
+bool node::await_stopped(std::chrono::seconds limit) {
+  caf::scoped_actor self{sys_};
+  size_t pending = 0;
+  auto watch = [&](const auto& a) {
+    if (a) {
+      self->monitor(a);
+      ++pending;
+    }
+  };
+  watch(listener_);
+  watch(agent_);
+  watch(status_);
+  for_each_pass_actor(watch);
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  bool timed_out = false;
+  while (pending > 0 && !timed_out) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    self->receive([&](caf::down_msg&) { --pending; },
+                  caf::after(std::max(left, std::chrono::milliseconds{0}))
+                    >> [&] { timed_out = true; });
+  }
+  return pending == 0;
 }
 
 void node::stop() {

@@ -3,6 +3,7 @@
 // actor or joins the cluster's, and stops them all on request.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -30,6 +31,10 @@ public:
 
   /// Stops every actor: no new pass, the current one finishes.
   void stop();
+
+  /// Waits until every actor of this node has terminated (after stop());
+  /// false if some were still running after `limit`.
+  bool await_stopped(std::chrono::seconds limit);
 
   /// The port the status actor listens on (0 when this node has none).
   uint16_t status_port() const { return status_port_; }

@@ -2,6 +2,7 @@
 // every queue; --roles/--queues/--listen/--join split the roles over
 // processes (README "Running the cluster").
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include <caf/io/middleman.hpp>
@@ -102,6 +103,14 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&sigs, &sig);
   outbox::logger("node")->info("event=stopping signal={}", sig);
-  (*node)->stop(); // the actor system then waits for the current passes
-  return 0;
+  (*node)->stop();
+  // Every pass is over once every actor has terminated: nothing is left to
+  // commit or ack. The process then ends here instead of in
+  // ~actor_system, which in CAF 0.17.6 was seen to wait forever for a
+  // detached actor's thread while the middleman still held a reference to
+  // that actor (a thread stuck in private_thread::await_self_destroyed).
+  bool clean = (*node)->await_stopped(std::chrono::seconds{60});
+  outbox::logger("node")->info("event=stopped clean={}", clean);
+  spdlog::shutdown();
+  std::_Exit(clean ? 0 : exit_failure);
 }

@@ -1,0 +1,149 @@
+#define CAF_SUITE integration.multi_node
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <fstream>
+
+#include <rapidjson/document.h>
+
+#include "tests/integration/child_process.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/test_worker.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+// Three outboxd processes on loopback, as README "Running the cluster"
+// shows: the status node, a router+sweeper node and a dispatcher+results
+// node for the one queue.
+struct multi_fixture : cluster_fixture {
+  std::string q = queue("jobs");
+  std::string dir = "/tmp/" + queue_prefix;
+  std::string config_path = dir + "outbox.json";
+  std::string port = std::to_string(free_port());
+
+  multi_fixture() {
+    std::ofstream out{config_path};
+    out << "{\"databaseUrl\": \"" << database_url() << "\",\n"
+        << " \"amqpUrl\": \"" << amqp_url() << "\",\n"
+        << " \"eventsTableName\": \"" << names.events << "\",\n"
+        << " \"deliveriesTableName\": \"" << names.deliveries << "\",\n"
+        << " \"migrationsTableName\": \"" << names.migrations << "\",\n"
+        << " \"publishFunctionName\": \"" << names.publish_function << "\",\n"
+        << " \"batchSize\": 50,\n"
+        << " \"routes\": {\"e\": [{\"job\": \"J\", \"queue\": \"" << q
+        << "\", \"retryDelaysSeconds\": [1], \"repeatLastDelay\": true,"
+        << " \"deliveryTimeoutSeconds\": 3}]}}\n";
+  }
+
+  std::unique_ptr<child_process> start(const std::string& name,
+                                       std::vector<std::string> args) {
+    args.insert(args.begin(), {"--config", config_path});
+    return std::make_unique<child_process>(OUTBOXD_PATH, args,
+                                           dir + name + ".log");
+  }
+
+  std::unique_ptr<child_process> status_node() {
+    return start("status", {"--roles", "status", "--listen", "127.0.0.1:" + port});
+  }
+  std::unique_ptr<child_process> router_node() {
+    return start("router", {"--roles=router,sweeper", "--join",
+                            "127.0.0.1:" + port});
+  }
+  std::unique_ptr<child_process> dispatcher_node() {
+    return start("dispatcher", {"--roles", "dispatcher,results", "--queues", q,
+                                "--join=127.0.0.1:" + port});
+  }
+
+  /// `outboxctl status --json` parsed; an empty object when unreachable.
+  rapidjson::Document status() {
+    auto [rc, out] = run_command(std::string{OUTBOXCTL_PATH}
+                                 + " status --json --connect 127.0.0.1:" + port);
+    rapidjson::Document doc;
+    doc.Parse(out.c_str());
+    if (rc != 0 || doc.HasParseError() || !doc.IsObject())
+      doc.SetObject();
+    return doc;
+  }
+
+  /// Nodes in the status view that are up / down.
+  std::pair<int, int> node_states() {
+    auto doc = status();
+    int up = 0, down = 0;
+    if (doc.HasMember("nodes"))
+      for (auto& n : doc["nodes"].GetArray())
+        ++(n["up"].GetBool() ? up : down);
+    return {up, down};
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(multi_node_tests, multi_fixture)
+
+CAF_TEST(events complete across three nodes and status shows every node) {
+  CAF_MESSAGE("logs in " << dir << "*.log");
+  auto s = status_node();
+  auto r = router_node();
+  auto d = dispatcher_node();
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::completed;
+                     }};
+  CAF_REQUIRE(wait_until([&] { return node_states().first == 3; }));
+  for (int i = 0; i < 50; ++i)
+    publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 50; }));
+  auto [rc, table] = run_command(std::string{OUTBOXCTL_PATH}
+                                 + " status --connect=127.0.0.1:" + port);
+  CAF_CHECK_EQUAL(rc, 0);
+  CAF_CHECK_NOT_EQUAL(table.find("nodes: 3"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(table.find("roles router,sweeper"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(table.find("dispatcher " + q), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(table.find("completed 50"), std::string::npos);
+  // SIGTERM: the current pass finishes, the process exits cleanly.
+  for (auto* p : {d.get(), r.get(), s.get()})
+    p->signal(SIGTERM);
+  CAF_CHECK_EQUAL(d->wait(), 0);
+  CAF_CHECK_EQUAL(r->wait(), 0);
+  CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
+CAF_TEST(a dispatcher node killed mid-run and started again loses nothing) {
+  CAF_MESSAGE("logs in " << dir << "*.log");
+  auto s = status_node();
+  auto r = router_node();
+  auto d = dispatcher_node();
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       std::this_thread::sleep_for(std::chrono::milliseconds{2});
+                       return answer::completed;
+                     }};
+  CAF_REQUIRE(wait_until([&] { return node_states().first == 3; }));
+  const int events = 400;
+  for (int i = 0; i < events; ++i)
+    publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") >= 40; }));
+  d->signal(SIGKILL);
+  CAF_CHECK_EQUAL(d->wait(), 128 + SIGKILL);
+  auto at_kill = count_status("completed");
+  CAF_MESSAGE("killed the dispatcher node with " << at_kill << " completed");
+  CAF_CHECK_LESS(at_kill, events); // it really was mid-run
+  CAF_REQUIRE(wait_until([&] { return node_states().second == 1; },
+                         std::chrono::seconds{10}));
+  d = dispatcher_node();
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == events; },
+                         std::chrono::seconds{60}));
+  CAF_CHECK_EQUAL(open_deliveries(), 0);
+  CAF_CHECK_EQUAL(count_status("failed"), 0);
+  auto states = node_states();
+  CAF_CHECK_EQUAL(states.first, 3);  // the restarted node joined
+  CAF_CHECK_EQUAL(states.second, 1); // the killed one stays listed as down
+  for (auto* p : {d.get(), r.get(), s.get()})
+    p->signal(SIGTERM);
+  CAF_CHECK_EQUAL(d->wait(), 0);
+  CAF_CHECK_EQUAL(r->wait(), 0);
+  CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
