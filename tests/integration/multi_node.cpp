@@ -102,6 +102,14 @@ CAF_TEST(events complete across three nodes and status shows every node) {
   CAF_CHECK_NOT_EQUAL(table.find("roles router,sweeper"), std::string::npos);
   CAF_CHECK_NOT_EQUAL(table.find("dispatcher " + q), std::string::npos);
   CAF_CHECK_NOT_EQUAL(table.find("completed 50"), std::string::npos);
+  // A frozen node (not dead, its TCP connection open) is seen as down
+  // through the middleman heartbeats, and joins again once it thaws.
+  r->signal(SIGSTOP);
+  CAF_CHECK(wait_until([&] { return node_states().second == 1; },
+                       std::chrono::seconds{10}));
+  r->signal(SIGCONT);
+  CAF_CHECK(wait_until([&] { return node_states().first == 3; },
+                       std::chrono::seconds{15}));
   // SIGTERM: the current pass finishes, the process exits cleanly.
   for (auto* p : {d.get(), r.get(), s.get()})
     p->signal(SIGTERM);

@@ -97,3 +97,36 @@ CAF_TEST(usage errors and an unreachable database are clear) {
   CAF_CHECK_EQUAL(down.output.find("hunter2"), std::string::npos);
   std::remove(path.c_str());
 }
+
+CAF_TEST(status from the database shows zeros for empty tables) {
+  schema_fixture schema;
+  auto path = write_config("/tmp/" + unique_prefix() + "status.json",
+                           // write_config appends "events", "deliveries"...
+                           schema.names.events.substr(
+                             0, schema.names.events.size() - std::string{"events"}.size()),
+                           R"({"e": [{"job": "J", "queue": "q"}]})");
+  auto table = run("status --db --config " + path);
+  CAF_CHECK_EQUAL(table.status, 0);
+  CAF_CHECK_NOT_EQUAL(table.output.find("unrouted events: 0"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(table.output.find("deliveries: pending 0 dispatched 0 "
+                                        "completed 0 failed 0 expired 0 "
+                                        "superseded 0"),
+                      std::string::npos);
+  schema.publish("e", "{}");
+  auto json = run("status --db --json --config " + path);
+  CAF_CHECK_EQUAL(json.status, 0);
+  CAF_CHECK_NOT_EQUAL(json.output.find("\"unroutedEvents\":1"), std::string::npos);
+  CAF_CHECK_EQUAL(json.output.find("\"nodes\""), std::string::npos);
+  std::remove(path.c_str());
+}
+
+CAF_TEST(status without a reachable status node fails clearly) {
+  auto r = run("status --connect 127.0.0.1:1");
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK_NOT_EQUAL(r.output.find("no status node reachable at 127.0.0.1:1"),
+                      std::string::npos);
+  auto bad = run("status --connect 127.0.0.1:http");
+  CAF_CHECK_EQUAL(bad.status, 2);
+  CAF_CHECK_NOT_EQUAL(bad.output.find("--connect: port must be a number"),
+                      std::string::npos);
+}
