@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -68,6 +69,23 @@ struct cluster_fixture : schema_fixture {
     c.names = names;
     c.routes = std::move(routes);
     return c;
+  }
+
+  /// Writes a config file for outboxd/outboxctl naming this fixture's
+  /// servers and tables, with `routes_json` as its routes; returns `path`.
+  std::string write_config_file(const std::string& path,
+                                const std::string& routes_json,
+                                int32_t batch_size = 100) {
+    std::ofstream out{path};
+    out << "{\"databaseUrl\": \"" << database_url() << "\",\n"
+        << " \"amqpUrl\": \"" << amqp_url() << "\",\n"
+        << " \"eventsTableName\": \"" << names.events << "\",\n"
+        << " \"deliveriesTableName\": \"" << names.deliveries << "\",\n"
+        << " \"migrationsTableName\": \"" << names.migrations << "\",\n"
+        << " \"publishFunctionName\": \"" << names.publish_function << "\",\n"
+        << " \"batchSize\": " << batch_size << ",\n"
+        << " \"routes\": " << routes_json << "}\n";
+    return path;
   }
 
   /// Deliveries not final yet.

@@ -2,7 +2,6 @@
 #include <caf/test/unit_test.hpp>
 
 #include <csignal>
-#include <fstream>
 
 #include <rapidjson/document.h>
 
@@ -25,17 +24,12 @@ struct multi_fixture : cluster_fixture {
   std::string port = std::to_string(free_port());
 
   multi_fixture() {
-    std::ofstream out{config_path};
-    out << "{\"databaseUrl\": \"" << database_url() << "\",\n"
-        << " \"amqpUrl\": \"" << amqp_url() << "\",\n"
-        << " \"eventsTableName\": \"" << names.events << "\",\n"
-        << " \"deliveriesTableName\": \"" << names.deliveries << "\",\n"
-        << " \"migrationsTableName\": \"" << names.migrations << "\",\n"
-        << " \"publishFunctionName\": \"" << names.publish_function << "\",\n"
-        << " \"batchSize\": 50,\n"
-        << " \"routes\": {\"e\": [{\"job\": \"J\", \"queue\": \"" << q
-        << "\", \"retryDelaysSeconds\": [1], \"repeatLastDelay\": true,"
-        << " \"deliveryTimeoutSeconds\": 3}]}}\n";
+    write_config_file(config_path,
+                      "{\"e\": [{\"job\": \"J\", \"queue\": \"" + q
+                        + "\", \"retryDelaysSeconds\": [1], "
+                          "\"repeatLastDelay\": true, "
+                          "\"deliveryTimeoutSeconds\": 3}]}",
+                      50);
   }
 
   std::unique_ptr<child_process> start(const std::string& name,
@@ -48,13 +42,13 @@ struct multi_fixture : cluster_fixture {
   std::unique_ptr<child_process> status_node() {
     return start("status", {"--roles", "status", "--listen", "127.0.0.1:" + port});
   }
-  std::unique_ptr<child_process> router_node() {
+  std::unique_ptr<child_process> router_node(std::string sleep = "1") {
     return start("router", {"--roles=router,sweeper", "--join",
-                            "127.0.0.1:" + port});
+                            "127.0.0.1:" + port, "--sleep", sleep});
   }
-  std::unique_ptr<child_process> dispatcher_node() {
+  std::unique_ptr<child_process> dispatcher_node(std::string sleep = "1") {
     return start("dispatcher", {"--roles", "dispatcher,results", "--queues", q,
-                                "--join=127.0.0.1:" + port});
+                                "--join=127.0.0.1:" + port, "--sleep=" + sleep});
   }
 
   /// `outboxctl status --json` parsed; an empty object when unreachable.
@@ -86,15 +80,20 @@ CAF_TEST_FIXTURE_SCOPE(multi_node_tests, multi_fixture)
 CAF_TEST(events complete across three nodes and status shows every node) {
   CAF_MESSAGE("logs in " << dir << "*.log");
   auto s = status_node();
-  auto r = router_node();
-  auto d = dispatcher_node();
+  // With a 60 s sleep only wake-ups move events on in time: the insert's
+  // NOTIFY wakes the router, whose message wakes the dispatcher on the
+  // other node (learned through the status actor).
+  auto r = router_node("60");
+  auto d = dispatcher_node("60");
   test_worker worker{amqp_url(), q, [](const job_seen&, int) {
                        return answer::completed;
                      }};
   CAF_REQUIRE(wait_until([&] { return node_states().first == 3; }));
+  std::this_thread::sleep_for(std::chrono::seconds{1}); // the first passes
   for (int i = 0; i < 50; ++i)
     publish("e", "{}");
-  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 50; }));
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 50; },
+                         std::chrono::seconds{20}));
   auto [rc, table] = run_command(std::string{OUTBOXCTL_PATH}
                                  + " status --connect=127.0.0.1:" + port);
   CAF_CHECK_EQUAL(rc, 0);

@@ -3,9 +3,9 @@
 
 #include <cstdio>
 #include <fstream>
-#include <sys/wait.h>
 
 #include "core/migrations.hpp"
+#include "tests/integration/child_process.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;
@@ -20,16 +20,9 @@ struct run_result {
 
 run_result run(const std::string& args) {
   // The config files here name their own database: no override from outside.
-  auto cmd = "env -u OUTBOX_DATABASE_URL -u OUTBOX_AMQP_URL "
-             + std::string{OUTBOXCTL_PATH} + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  CAF_REQUIRE(p != nullptr);
-  std::string out;
-  char buf[512];
-  while (auto n = fread(buf, 1, sizeof(buf), p))
-    out.append(buf, n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  auto [status, output] = run_command("env -u OUTBOX_DATABASE_URL -u OUTBOX_AMQP_URL "
+                                      + std::string{OUTBOXCTL_PATH} + " " + args);
+  return {status, output};
 }
 
 std::string write_config(const std::string& path, const std::string& prefix,

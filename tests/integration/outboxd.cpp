@@ -23,15 +23,8 @@ struct fixture : cluster_fixture {
   std::string path = "/tmp/" + queue_prefix + "outboxd.json";
 
   fixture() {
-    std::ofstream out{path};
-    out << "{\"databaseUrl\": \"" << database_url() << "\",\n"
-        << " \"amqpUrl\": \"" << amqp_url() << "\",\n"
-        << " \"eventsTableName\": \"" << names.events << "\",\n"
-        << " \"deliveriesTableName\": \"" << names.deliveries << "\",\n"
-        << " \"migrationsTableName\": \"" << names.migrations << "\",\n"
-        << " \"publishFunctionName\": \"" << names.publish_function << "\",\n"
-        << " \"routes\": {\"e\": [{\"job\": \"J\", \"queue\": \"" << q
-        << "\"}]}}\n";
+    write_config_file(path, "{\"e\": [{\"job\": \"J\", \"queue\": \"" + q
+                              + "\"}]}");
   }
 
   ~fixture() { std::remove(path.c_str()); }
