@@ -9,12 +9,6 @@ namespace outbox {
 
 const char* pass_state::name = "outbox pass actor";
 
-std::chrono::milliseconds backoff_delay(int failures,
-                                        std::chrono::milliseconds cap) {
-  auto shift = std::clamp(failures - 1, 0, 10);
-  return std::min(std::chrono::milliseconds{200} * (1 << shift), cap);
-}
-
 std::chrono::milliseconds next_delay(const pass_outcome& out,
                                      const pass_settings& s, int failures) {
   using std::chrono::milliseconds;

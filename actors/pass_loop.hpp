@@ -16,6 +16,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/messages.hpp"
+#include "core/backoff.hpp"
 
 namespace outbox {
 
@@ -40,12 +41,6 @@ struct pass_settings {
   std::chrono::milliseconds max_backoff{5000}; ///< cap after failures
   bool self_driven = true; ///< false with --once: passes only on request
 };
-
-/// The capped exponential backoff after `failures` (>= 1) failures in a
-/// row: 200 ms, 400 ms, 800 ms ... up to `cap`. A restarting database or
-/// broker is retried quickly at first without being hammered later.
-std::chrono::milliseconds backoff_delay(int failures,
-                                        std::chrono::milliseconds cap);
 
 /// The delay before the next pass (0 = at once).
 std::chrono::milliseconds next_delay(const pass_outcome& out,

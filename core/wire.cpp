@@ -157,6 +157,83 @@ caf::expected<send_result> parse_result_message(const std::string& body) {
   return r;
 }
 
+namespace {
+
+caf::error bad_job(const std::string& why) {
+  return make_error(errc::deserialize_failed, "job message: " + why);
+}
+
+// The three fields a result needs; "" when one is missing or malformed.
+std::optional<send_result> read_attribution(const rapidjson::Document& doc) {
+  if (!doc.IsObject())
+    return std::nullopt;
+  auto id = doc.FindMember("outboxDeliveryId");
+  auto dispatch = doc.FindMember("outboxDispatchId");
+  auto job = doc.FindMember("job");
+  if (id == doc.MemberEnd() || dispatch == doc.MemberEnd()
+      || job == doc.MemberEnd() || !dispatch->value.IsString()
+      || !job->value.IsString() || job->value.GetStringLength() == 0)
+    return std::nullopt;
+  auto parsed = read_id(id->value);
+  std::string dispatch_id{dispatch->value.GetString(),
+                          dispatch->value.GetStringLength()};
+  if (!parsed || !is_uuid(dispatch_id))
+    return std::nullopt;
+  send_result r;
+  r.delivery_id = *parsed;
+  r.dispatch_id = std::move(dispatch_id);
+  r.job.assign(job->value.GetString(), job->value.GetStringLength());
+  return r;
+}
+
+} // namespace
+
+caf::expected<job_message_fields> parse_job_message(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+  if (doc.HasParseError())
+    return bad_job("not valid JSON");
+  if (!doc.IsObject())
+    return bad_job("not a JSON object");
+  auto ids = read_attribution(doc);
+  if (!ids)
+    return bad_job("outboxDeliveryId, outboxDispatchId (a UUID) and job are "
+                   "required");
+  job_message_fields out;
+  out.delivery_id = ids->delivery_id;
+  out.dispatch_id = ids->dispatch_id;
+  out.job = ids->job;
+  auto event_id = doc.FindMember("outboxEventId");
+  if (event_id == doc.MemberEnd() || !read_id(event_id->value))
+    return bad_job("outboxEventId must be a positive integer or a string of "
+                   "digits");
+  out.event_id = *read_id(event_id->value);
+  auto type = doc.FindMember("eventType");
+  if (type == doc.MemberEnd() || !type->value.IsString())
+    return bad_job("eventType must be a string");
+  out.event_type.assign(type->value.GetString(), type->value.GetStringLength());
+  auto last = doc.FindMember("outboxLastAttempt");
+  if (last == doc.MemberEnd() || !last->value.IsBool())
+    return bad_job("outboxLastAttempt must be true or false");
+  out.last_attempt = last->value.GetBool();
+  auto payload = doc.FindMember("payload");
+  if (payload == doc.MemberEnd())
+    return bad_job("payload is missing");
+  rapidjson::StringBuffer sb;
+  json_writer_t w(sb);
+  payload->value.Accept(w);
+  out.payload_json = sb.GetString();
+  return out;
+}
+
+std::optional<send_result> attribute_job_message(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.data(), body.size());
+  if (doc.HasParseError())
+    return std::nullopt;
+  return read_attribution(doc);
+}
+
 std::string result_message_body(const send_result& r) {
   rapidjson::StringBuffer sb;
   json_writer_t w(sb);

@@ -4,6 +4,7 @@
 // that never quotes the message itself.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -29,6 +30,26 @@ outgoing_message job_message(const job_to_send& job);
 /// (which field, which rule) for bad JSON, missing or mistyped fields,
 /// unknown keys or an unknown outcome. `reason` is capped at 200 bytes.
 caf::expected<send_result> parse_result_message(const std::string& body);
+
+/// A job message as a worker reads it.
+struct job_message_fields {
+  int64_t event_id = 0;
+  int64_t delivery_id = 0;
+  std::string dispatch_id;
+  std::string job;
+  std::string event_type;
+  bool last_attempt = false;
+  std::string payload_json; ///< the payload, as JSON text
+};
+
+/// Parses a job message body strictly: every field present with its type,
+/// ids as the relay writes them. errc::deserialize_failed with a safe
+/// reason otherwise.
+caf::expected<job_message_fields> parse_job_message(const std::string& body);
+
+/// For a job message that failed to parse: the delivery id, dispatch id and
+/// job, if at least those are readable, so the worker can report `failed`.
+std::optional<send_result> attribute_job_message(const std::string& body);
 
 /// The result message a worker sends (the worker library and tests use it).
 std::string result_message_body(const send_result& r);

@@ -130,3 +130,42 @@ CAF_TEST(long reasons are cut on a character boundary) {
   CAF_CHECK_EQUAL(r->reason.size(), 199u); // byte 200 is inside an é
   CAF_CHECK_EQUAL(r->reason, reason.substr(0, 199));
 }
+
+CAF_TEST(a job message parses back into its fields) {
+  auto j = sample_job();
+  auto parsed = parse_job_message(job_message_body(j));
+  CAF_REQUIRE(parsed);
+  CAF_CHECK_EQUAL(parsed->event_id, 7);
+  CAF_CHECK_EQUAL(parsed->delivery_id, 42);
+  CAF_CHECK_EQUAL(parsed->dispatch_id, uuid);
+  CAF_CHECK_EQUAL(parsed->job, "PublishStockJob");
+  CAF_CHECK_EQUAL(parsed->event_type, "stock.available_changed");
+  CAF_CHECK_EQUAL(parsed->last_attempt, true);
+  CAF_CHECK_EQUAL(parsed->payload_json, R"({"sku":"A-1","qty":3})");
+}
+
+CAF_TEST(bad job messages are refused and attributed when possible) {
+  auto reason = [](const std::string& body) {
+    auto r = parse_job_message(body);
+    return r ? "accepted" : context_of(r.error());
+  };
+  CAF_CHECK_EQUAL(reason("nope"), "job message: not valid JSON");
+  CAF_CHECK_EQUAL(reason("[]"), "job message: not a JSON object");
+  CAF_CHECK_EQUAL(reason(R"({"job":"J"})"),
+                  "job message: outboxDeliveryId, outboxDispatchId (a UUID) "
+                  "and job are required");
+  CAF_CHECK(!attribute_job_message(R"({"job":"J"})"));
+  auto no_payload = R"({"job":"J","outboxDeliveryId":"5","outboxDispatchId":")"
+                    + uuid + R"(","outboxEventId":"1","eventType":"e",)"
+                    + R"("outboxLastAttempt":false})";
+  CAF_CHECK_EQUAL(reason(no_payload), "job message: payload is missing");
+  auto ids = attribute_job_message(no_payload);
+  CAF_REQUIRE(ids);
+  CAF_CHECK_EQUAL(ids->delivery_id, 5);
+  CAF_CHECK_EQUAL(ids->job, "J");
+  auto bad_flag = R"({"job":"J","outboxDeliveryId":"5","outboxDispatchId":")"
+                  + uuid + R"(","outboxEventId":"1","eventType":"e",)"
+                  + R"("outboxLastAttempt":"no","payload":{}})";
+  CAF_CHECK_EQUAL(reason(bad_flag),
+                  "job message: outboxLastAttempt must be true or false");
+}

@@ -1,0 +1,156 @@
+#include "worker/worker.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/backoff.hpp"
+#include "core/errors.hpp"
+#include "core/logging.hpp"
+#include "core/wire.hpp"
+
+namespace outbox {
+
+namespace {
+
+constexpr auto confirm_timeout = std::chrono::seconds{10};
+constexpr auto poll_interval = std::chrono::milliseconds{200};
+
+std::string joined(const std::vector<std::string>& xs) {
+  std::string out;
+  for (auto& x : xs)
+    out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+} // namespace
+
+worker::worker(worker_options opts) : opts_(std::move(opts)) {
+}
+
+void worker::handle(const std::string& job, job_handler handler) {
+  handlers_[job] = std::move(handler);
+}
+
+caf::error worker::check_routes(const config& cfg) const {
+  std::vector<std::string> missing;
+  for (auto& r : cfg.routes)
+    if (r.queue == opts_.queue && handlers_.count(r.job) == 0
+        && std::find(missing.begin(), missing.end(), r.job) == missing.end())
+      missing.push_back(r.job);
+  if (missing.empty())
+    return caf::none;
+  return make_error(errc::config_invalid,
+                    "queue \"" + opts_.queue
+                      + "\": no handler for the routed job(s) "
+                      + joined(missing));
+}
+
+caf::error worker::connect() {
+  consumer_.reset();
+  publisher_.reset();
+  auto consumer = amqp_client::connect(opts_.amqp_url, "outbox worker " + opts_.queue);
+  if (!consumer)
+    return consumer.error();
+  auto publisher = amqp_client::connect(opts_.amqp_url,
+                                        "outbox worker results " + opts_.queue);
+  if (!publisher)
+    return publisher.error();
+  // The relay declares both queues too; declaring here lets a worker start
+  // first.
+  if (auto err = (*consumer)->declare_queue(opts_.queue))
+    return err;
+  if (auto err = (*publisher)->declare_queue(results_queue(opts_.queue)))
+    return err;
+  if (auto err = (*consumer)->consume(opts_.queue, opts_.prefetch))
+    return err;
+  consumer_ = std::move(*consumer);
+  publisher_ = std::move(*publisher);
+  return caf::none;
+}
+
+void worker::run(int64_t max_jobs) {
+  auto log = logger("worker");
+  int failures = 0;
+  int64_t handled = 0;
+  while (!stop_ && (max_jobs <= 0 || handled < max_jobs)) {
+    if (!consumer_ || !consumer_->is_open() || !publisher_
+        || !publisher_->is_open()) {
+      if (auto err = connect()) {
+        ++failures;
+        if (failures == 1 || failures % 30 == 0)
+          log->warn("event=broker_unreachable queue={} attempts={} error={}",
+                    kv(opts_.queue), failures, kv(render(err)));
+        std::this_thread::sleep_for(
+          backoff_delay(failures, std::chrono::milliseconds{5000}));
+        continue;
+      }
+      failures = 0;
+      log->info("event=consuming queue={} prefetch={}", kv(opts_.queue),
+                opts_.prefetch);
+    }
+    auto m = consumer_->next_message(poll_interval);
+    if (!m) {
+      consumer_.reset(); // reconnect; unacked jobs go back to the queue
+      continue;
+    }
+    if (!*m)
+      continue;
+    process(**m);
+    ++handled;
+  }
+}
+
+void worker::process(const incoming_message& m) {
+  auto log = logger("worker");
+  auto job = parse_job_message(m.body);
+  if (!job) {
+    ++counters_.malformed;
+    auto why = context_of(job.error());
+    if (auto ids = attribute_job_message(m.body)) {
+      // Its delivery is known: fail it, so it does not wait for a timeout.
+      ids->result = outcome::failed;
+      ids->reason = why;
+      log->warn("event=malformed_job outboxDeliveryId={} job={} why={}",
+                ids->delivery_id, kv(ids->job), kv(why));
+      if (reply(*ids))
+        consumer_->ack(m.delivery_tag);
+      return;
+    }
+    log->warn("event=malformed_job deliveryTag={} why={} action=rejected",
+              m.delivery_tag, kv(why));
+    consumer_->reject(m.delivery_tag);
+    return;
+  }
+  auto result = run_job(*job, handlers_);
+  ++(result.result == outcome::completed ? counters_.completed
+     : result.result == outcome::retry   ? counters_.retried
+                                         : counters_.failed);
+  log->info("event=job_done outboxEventId={} outboxDeliveryId={} eventType={} "
+            "job={} lastAttempt={} outcome={}",
+            job->event_id, job->delivery_id, kv(job->event_type), kv(job->job),
+            job->last_attempt, to_string(result.result));
+  if (reply(result))
+    consumer_->ack(m.delivery_tag);
+}
+
+bool worker::reply(const send_result& r) {
+  outgoing_message out;
+  out.routing_key = results_queue(opts_.queue);
+  out.body = result_message_body(r);
+  out.message_id = std::to_string(r.delivery_id);
+  out.correlation_id = r.dispatch_id;
+  out.type = r.job;
+  auto st = publisher_->publish_batch({out}, confirm_timeout);
+  if (!st.empty() && st[0] == publish_status::confirmed)
+    return true;
+  // Not acked: dropping the connection hands the job out again, and the
+  // result (if it did arrive) makes the repeat stale.
+  logger("worker")->warn("event=result_not_confirmed outboxDeliveryId={} "
+                         "status={}",
+                         r.delivery_id, st.empty() ? "lost" : to_string(st[0]));
+  consumer_.reset();
+  publisher_.reset();
+  return false;
+}
+
+} // namespace outbox

@@ -1,0 +1,69 @@
+// The C++ worker: consumes one queue's job messages, runs the handler
+// registered for each job, publishes the result to `<queue>.results` with a
+// publisher confirm and only then acks the job.
+//
+// Delivery is at least once: if the worker dies after the handler ran but
+// before the ack, RabbitMQ hands the job to another worker, which runs it
+// again. Handlers use delivery_id (stable over retries) or dispatch_id (one
+// per send) to make a repeat harmless. A failed job is never requeued:
+// retries belong to the outbox.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <caf/error.hpp>
+
+#include "core/amqp_client.hpp"
+#include "core/config.hpp"
+#include "worker/job_runner.hpp"
+
+namespace outbox {
+
+struct worker_options {
+  std::string amqp_url;
+  std::string queue;
+  uint16_t prefetch = 10; ///< unacked jobs this worker holds at most
+};
+
+struct worker_counters {
+  int64_t completed = 0, retried = 0, failed = 0;
+  int64_t malformed = 0; ///< not valid job messages
+};
+
+class worker {
+public:
+  explicit worker(worker_options opts);
+
+  /// Registers the handler of one job (replacing an earlier one).
+  void handle(const std::string& job, job_handler handler);
+
+  /// errc::config_invalid naming every job the config routes to this
+  /// worker's queue without a handler here.
+  caf::error check_routes(const config& cfg) const;
+
+  /// Runs until stop() (or `max_jobs` jobs, when positive), reconnecting
+  /// with backoff when the broker goes away. Never throws on input.
+  void run(int64_t max_jobs = 0);
+
+  /// Asks run() to return after the current job (any thread, signals too).
+  void stop() { stop_ = true; }
+
+  const worker_counters& counters() const { return counters_; }
+
+private:
+  caf::error connect();
+  void process(const incoming_message& m);
+  bool reply(const send_result& r);
+
+  worker_options opts_;
+  handler_map handlers_;
+  std::atomic<bool> stop_{false};
+  worker_counters counters_;
+  std::unique_ptr<amqp_client> consumer_, publisher_;
+};
+
+} // namespace outbox
