@@ -133,6 +133,31 @@ struct running_node {
     n = std::move(*started);
   }
 
+  /// Asks the node's status actor, as outboxctl does (over the network).
+  cluster_status status() {
+    auto hdl = sys->middleman().remote_actor<status_actor>("127.0.0.1",
+                                                          n->status_port());
+    if (!hdl)
+      CAF_FAIL("status actor unreachable: " << sys->render(hdl.error()));
+    cluster_status out;
+    caf::scoped_actor self{*sys};
+    self->request(*hdl, std::chrono::seconds{5}, status_atom::value)
+      .receive([&](cluster_status& s) { out = std::move(s); },
+               [&](caf::error& err) {
+                 CAF_FAIL("no status: " << sys->render(err));
+               });
+    return out;
+  }
+
+  /// The counters of one actor of this node, by name.
+  std::map<std::string, int64_t> counters_of(const std::string& actor) {
+    auto s = status();
+    for (auto& a : s.nodes.at(0).actors)
+      if (a.metrics.name == actor)
+        return a.metrics.counters;
+    return {};
+  }
+
   ~running_node() {
     n->stop();
     n.reset();

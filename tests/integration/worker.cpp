@@ -1,0 +1,188 @@
+#define CAF_SUITE integration.worker
+#include <caf/test/unit_test.hpp>
+
+#include "tests/integration/cluster_fixture.hpp"
+#include "worker/worker.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+// The worker library on its own thread, against the fixture's cluster.
+struct running_worker {
+  outbox::worker w;
+  std::thread t;
+
+  running_worker(const std::string& queue, handler_map handlers)
+    : w(worker_options{amqp_url(), queue, 5}) {
+    for (auto& [job, h] : handlers)
+      w.handle(job, h);
+    t = std::thread{[this] { w.run(); }};
+  }
+
+  ~running_worker() {
+    w.stop();
+    t.join();
+  }
+};
+
+// Records what the handlers saw, across the worker's thread.
+struct journal {
+  std::mutex mtx;
+  std::vector<job_context> seen;
+
+  void add(const job_context& ctx) {
+    std::lock_guard<std::mutex> guard{mtx};
+    seen.push_back(ctx);
+  }
+  std::vector<job_context> all() {
+    std::lock_guard<std::mutex> guard{mtx};
+    return seen;
+  }
+};
+
+struct fixture : cluster_fixture {
+  journal log;
+
+  std::string last_error_of(int64_t delivery) {
+    auto rows = must_exec(db, "SELECT COALESCE(last_error, '') FROM "
+                                + names.deliveries + " WHERE id = $1",
+                          {std::to_string(delivery)});
+    return rows.text(0, 0);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(worker_tests, fixture)
+
+CAF_TEST(success closes only its own delivery) {
+  auto q = queue("own");
+  running_node node{make_config({make_route("e", "J", q, {60})})};
+  running_worker w{q, {{"J", [&](const job_context& ctx) {
+                          log.add(ctx);
+                          if (ctx.payload_json == R"({"n":2})")
+                            throw retryable_error("not yet");
+                        }}}};
+  publish("e", R"({"n":1})");
+  publish("e", R"({"n":2})");
+  CAF_REQUIRE(wait_until([&] { return log.all().size() == 2; }));
+  CAF_REQUIRE(wait_until([&] {
+    return count_status("completed") == 1 && count_status("pending") == 1;
+  }));
+  auto d = deliveries_of("J");
+  CAF_CHECK_EQUAL(d.at(0).second, "completed");
+  CAF_CHECK_EQUAL(d.at(1).second, "pending"); // retried in 60 s
+  CAF_CHECK_EQUAL(last_error_of(d.at(1).first), "not yet");
+}
+
+CAF_TEST(a retryable error follows the delays and the handler sees the last attempt) {
+  auto q = queue("retry");
+  running_node node{make_config({make_route("e", "J", q, {1, 1})})};
+  running_worker w{q, {{"J", [&](const job_context& ctx) {
+                          log.add(ctx);
+                          throw retryable_error("try later");
+                        }}}};
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("failed") == 1; }));
+  auto seen = log.all();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  CAF_CHECK_EQUAL(seen[0].last_attempt, false);
+  CAF_CHECK_EQUAL(seen[1].last_attempt, false);
+  CAF_CHECK_EQUAL(seen[2].last_attempt, true);
+  CAF_CHECK_EQUAL(seen[0].delivery_id, seen[2].delivery_id);
+  CAF_CHECK_NOT_EQUAL(seen[0].dispatch_id, seen[2].dispatch_id);
+}
+
+CAF_TEST(any other exception fails at once with a safe reason) {
+  auto q = queue("throw");
+  running_node node{make_config({make_route("e", "J", q, {1, 1})})};
+  running_worker w{q, {{"J", [&](const job_context& ctx) {
+                          log.add(ctx);
+                          throw std::runtime_error("secret=hunter2");
+                        }}}};
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("failed") == 1; }));
+  CAF_CHECK_EQUAL(log.all().size(), 1u);
+  auto d = deliveries_of("J");
+  CAF_CHECK_EQUAL(last_error_of(d.at(0).first), "handler threw std::runtime_error");
+}
+
+CAF_TEST(a result arriving after a newer dispatch changes nothing) {
+  auto q = queue("late");
+  // A 1 s delivery timeout; the first run of the job takes 2.5 s, so its
+  // result comes back after the sweeper sent the delivery again.
+  running_node node{make_config({make_route("e", "J", q, {1, 1}, 1)})};
+  running_worker w{q, {{"J", [&](const job_context& ctx) {
+                          log.add(ctx);
+                          if (log.all().size() == 1)
+                            std::this_thread::sleep_for(std::chrono::milliseconds{2500});
+                          else
+                            throw retryable_error("second try fails");
+                        }}}};
+  publish("e", "{}");
+  // The first (late) result says completed: it must not close a delivery
+  // whose newer sends failed.
+  CAF_REQUIRE(wait_until([&] { return count_status("failed") == 1; }));
+  CAF_CHECK_EQUAL(count_status("completed"), 0);
+  CAF_CHECK(log.all().size() >= 2u);
+  CAF_REQUIRE(wait_until([&] {
+    return node.counters_of("results " + q)["stale"] >= 1;
+  }, std::chrono::seconds{5}));
+}
+
+CAF_TEST(malformed job messages never crash the worker) {
+  auto q = queue("strict");
+  running_node node{make_config({make_route("e", "J", q, {60})})};
+  running_worker w{q, {{"J", [&](const job_context& ctx) { log.add(ctx); }}}};
+  auto amqp = amqp_client::connect(amqp_url(), "test producer");
+  CAF_REQUIRE(amqp);
+  CAF_REQUIRE(!(*amqp)->declare_queue(q));
+  auto send = [&](std::string body) {
+    outgoing_message m;
+    m.routing_key = q;
+    m.body = std::move(body);
+    CAF_CHECK((*amqp)->publish_batch({m}, std::chrono::seconds{5}).at(0)
+              == publish_status::confirmed);
+  };
+  send("\xff not json");
+  send(R"({"job": "J"})");
+  // Attributable (ids readable) but no payload: answered `failed`; the
+  // relay knows no such delivery and counts it.
+  send(R"({"job":"J","outboxDeliveryId":"999999","outboxDispatchId":)"
+       R"("0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c"})");
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }));
+  CAF_CHECK_EQUAL(log.all().size(), 1u);
+  CAF_CHECK_EQUAL(w.w.counters().malformed, 3);
+  CAF_REQUIRE(wait_until([&] {
+    return node.counters_of("results " + q)["unknown_delivery"] == 1;
+  }, std::chrono::seconds{5}));
+}
+
+CAF_TEST(an unknown job is failed and a missing handler stops the start) {
+  auto q = queue("unknown");
+  auto cfg = make_config({make_route("e", "J", q, {60}),
+                          make_route("e", "K", q, {60}),
+                          make_route("e", "L", queue("elsewhere"), {60})});
+  outbox::worker check{worker_options{amqp_url(), q, 5}};
+  check.handle("J", [](const job_context&) {});
+  auto err = check.check_routes(cfg);
+  CAF_CHECK_EQUAL(render(err),
+                  "config_invalid: queue \"" + q
+                    + "\": no handler for the routed job(s) K");
+  check.handle("K", [](const job_context&) {});
+  CAF_CHECK(!check.check_routes(cfg));
+  running_node node{cfg};
+  running_worker w{q, {{"J", [&](const job_context& ctx) { log.add(ctx); }}}};
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] {
+    return count_status("completed") == 1 && count_status("failed") == 1;
+  }));
+  auto k = deliveries_of("K");
+  CAF_CHECK_EQUAL(last_error_of(k.at(0).first),
+                  "no handler for this job in the worker");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
