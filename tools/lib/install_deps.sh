@@ -3,7 +3,7 @@
 
 OUTBOX_PACKAGES=(g++ make cmake pkg-config libcaf-dev libpq-dev librabbitmq-dev
                  rapidjson-dev libspdlog-dev postgresql-15 postgresql-client-15
-                 rabbitmq-server)
+                 rabbitmq-server python3 python3-pika python3-psycopg2)
 
 install_deps() {
   local missing=()

@@ -1,0 +1,95 @@
+#define CAF_SUITE integration.python_worker
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+
+#include "tests/integration/child_process.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+// Debian's python3-pika and python3-psycopg2 live with /usr/bin/python3,
+// not with whatever python3 comes first on PATH.
+const std::string python = "/usr/bin/python3";
+const std::string scripts = std::string{OUTBOX_SOURCE_DIR} + "/tools/python/";
+
+struct fixture : cluster_fixture {
+  std::string q = queue("py");
+
+  std::pair<int, std::string> produce(const std::string& payload, int count) {
+    return run_command(python + " " + scripts + "outbox_producer.py"
+                       + " --database-url '" + database_url() + "'"
+                       + " --function " + names.publish_function
+                       + " --event-type e --count " + std::to_string(count)
+                       + " --payload '" + payload + "'");
+  }
+
+  std::unique_ptr<child_process> python_worker() {
+    return std::make_unique<child_process>(
+      python,
+      std::vector<std::string>{scripts + "outbox_worker.py", "--amqp-url",
+                               amqp_url(), "--queue", q, "--jobs", "J"},
+      "/tmp/" + queue_prefix + "python_worker.log");
+  }
+
+  int64_t with_error(const std::string& text) {
+    return must_exec(db, "SELECT count(*) FROM " + names.deliveries
+                           + " WHERE last_error = $1",
+                     {text})
+      .int64(0, 0);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(python_worker_tests, fixture)
+
+CAF_TEST(a python producer and worker follow the wire contract) {
+  running_node node{make_config({make_route("e", "J", q, {1, 1})})};
+  auto worker = python_worker();
+  auto ok = produce(R"({"scenario":"ok"})", 3);
+  CAF_CHECK_EQUAL(ok.first, 0);
+  CAF_CHECK_NOT_EQUAL(ok.second.find("published 3 event(s)"), std::string::npos);
+  // Flaky jobs ask for retries until the last attempt, then complete.
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"flaky"})", 1).first, 0);
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"fail"})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] {
+    return count_status("completed") == 4 && count_status("failed") == 1;
+  }));
+  auto flaky = must_exec(db, "SELECT attempts FROM " + names.deliveries
+                               + " WHERE attempts > 0 AND status = 'completed'");
+  CAF_REQUIRE_EQUAL(flaky.size(), 1);
+  CAF_CHECK_EQUAL(flaky.int64(0, 0), 2); // two retries, done on the third send
+  CAF_CHECK_EQUAL(with_error("the example says: this one fails"), 1);
+  // Garbage on the queue is rejected or answered, and the worker goes on.
+  auto amqp = amqp_client::connect(amqp_url(), "test producer");
+  CAF_REQUIRE(amqp);
+  outgoing_message junk;
+  junk.routing_key = q;
+  junk.body = "{oops";
+  CAF_CHECK((*amqp)->publish_batch({junk}, std::chrono::seconds{5}).at(0)
+            == publish_status::confirmed);
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"ok"})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 5; }));
+  worker->signal(SIGTERM);
+  CAF_CHECK_EQUAL(worker->wait(), 0);
+}
+
+CAF_TEST(the python producer refuses bad input clearly) {
+  auto bad_json = produce("{nope", 1);
+  CAF_CHECK_NOT_EQUAL(bad_json.first, 0);
+  CAF_CHECK_NOT_EQUAL(bad_json.second.find("--payload is not valid JSON"),
+                      std::string::npos);
+  auto bad_type = run_command(python + " " + scripts + "outbox_producer.py"
+                              + " --database-url '" + database_url() + "'"
+                              + " --function " + names.publish_function
+                              + " --event-type ''");
+  CAF_CHECK_NOT_EQUAL(bad_type.first, 0);
+  CAF_CHECK_NOT_EQUAL(bad_type.second.find("SQLSTATE OB001"), std::string::npos);
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.events).int64(0, 0), 0);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

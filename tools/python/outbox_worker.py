@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""An outbox worker in Python, written from the README's wire contract alone
+with Debian's python3-pika: it proves a worker needs no C++.
+
+As a library:   w = Worker(url, "stock.publish"); w.handle("PublishStockJob", fn); w.run()
+As a program:   outbox_worker.py --amqp-url URL --queue QUEUE [--max-jobs N]
+                (the example's scenarios, as tools/example_worker.cpp)
+
+A handler gets a Job; returning completes it, raising RetryableError asks for
+a retry, raising JobFailed (or anything else) fails it. Only the reasons of
+RetryableError/JobFailed are sent back; other exceptions send their type.
+The result is published with a confirm before the job is acked (at least
+once); a failed job is never requeued: retries belong to the outbox.
+"""
+import argparse
+import json
+import logging
+import re
+import signal
+import sys
+import time
+
+import pika
+
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                  r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+DIGITS = re.compile(r"^[0-9]{1,18}$")
+
+
+class RetryableError(Exception):
+    """Raise to ask for a retry; str(e) is sent back and must be safe."""
+
+
+class JobFailed(Exception):
+    """Raise to fail the delivery for good; str(e) is sent back."""
+
+
+class MalformedJob(Exception):
+    pass
+
+
+class Job:
+    def __init__(self, doc):
+        self.job = doc["job"]
+        self.event_type = doc["eventType"]
+        self.event_id = int(doc["outboxEventId"])
+        self.delivery_id = int(doc["outboxDeliveryId"])  # stable: idempotency key
+        self.dispatch_id = doc["outboxDispatchId"]        # new for every send
+        self.last_attempt = doc["outboxLastAttempt"]
+        self.payload = doc["payload"]
+
+
+def _id(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value > 0:
+        return str(value)
+    if isinstance(value, str) and DIGITS.match(value) and int(value) > 0:
+        return value
+    return None
+
+
+def attribution(doc):
+    """(delivery id, dispatch id, job) if readable, else None."""
+    if not isinstance(doc, dict):
+        return None
+    delivery, dispatch, job = (_id(doc.get("outboxDeliveryId")),
+                               doc.get("outboxDispatchId"), doc.get("job"))
+    if delivery and isinstance(dispatch, str) and UUID.match(dispatch) \
+            and isinstance(job, str) and job:
+        return delivery, dispatch, job
+    return None
+
+
+def parse_job(body):
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedJob("job message: not valid JSON")
+    if not isinstance(doc, dict):
+        raise MalformedJob("job message: not a JSON object")
+    if attribution(doc) is None:
+        raise MalformedJob("job message: outboxDeliveryId, outboxDispatchId "
+                           "(a UUID) and job are required")
+    if not _id(doc.get("outboxEventId")):
+        raise MalformedJob("job message: outboxEventId must be a positive integer")
+    if not isinstance(doc.get("eventType"), str):
+        raise MalformedJob("job message: eventType must be a string")
+    if not isinstance(doc.get("outboxLastAttempt"), bool):
+        raise MalformedJob("job message: outboxLastAttempt must be true or false")
+    if "payload" not in doc:
+        raise MalformedJob("job message: payload is missing")
+    return Job(doc), doc
+
+
+class Worker:
+    def __init__(self, amqp_url, queue, prefetch=10):
+        self.amqp_url, self.queue, self.prefetch = amqp_url, queue, prefetch
+        self.handlers = {}
+        self.stopping = False
+        self.counts = {"completed": 0, "retry": 0, "failed": 0, "malformed": 0}
+        self.log = logging.getLogger("outbox.worker")
+
+    def handle(self, job, fn):
+        self.handlers[job] = fn
+
+    def missing_handlers(self, routed_jobs):
+        return sorted(set(routed_jobs) - set(self.handlers))
+
+    def stop(self, *_):
+        self.stopping = True
+
+    def _run_handler(self, job):
+        fn = self.handlers.get(job.job)
+        if fn is None:
+            return "failed", "no handler for this job in the worker"
+        try:
+            fn(job)
+            return "completed", None
+        except RetryableError as e:
+            return "retry", str(e)[:200]
+        except JobFailed as e:
+            return "failed", str(e)[:200]
+        except Exception as e:  # its message may quote anything: send the type
+            return "failed", "handler raised " + type(e).__name__
+
+    def _reply(self, channel, delivery, dispatch, job, outcome, reason):
+        result = {"outboxDeliveryId": delivery, "outboxDispatchId": dispatch,
+                  "job": job, "outcome": outcome}
+        if reason:
+            result["reason"] = reason
+        # Confirm mode: raises if the broker nacks or cannot route it.
+        channel.basic_publish(
+            exchange="", routing_key=self.queue + ".results",
+            body=json.dumps(result).encode(), mandatory=True,
+            properties=pika.BasicProperties(
+                content_type="application/json", delivery_mode=2,
+                message_id=delivery, correlation_id=dispatch, type=job))
+
+    def _process(self, jobs, results, method, body):
+        try:
+            job, _ = parse_job(body)
+        except MalformedJob as e:
+            self.counts["malformed"] += 1
+            try:
+                ids = attribution(json.loads(body))
+            except (ValueError, UnicodeDecodeError):
+                ids = None
+            if ids is None:
+                self.log.warning("event=malformed_job action=rejected why=%r", str(e))
+                jobs.basic_reject(method.delivery_tag, requeue=False)
+                return
+            self._reply(results, *ids, "failed", str(e))
+            jobs.basic_ack(method.delivery_tag)
+            return
+        outcome, reason = self._run_handler(job)
+        self.counts[outcome] += 1
+        self.log.info("event=job_done outboxDeliveryId=%s job=%s lastAttempt=%s "
+                      "outcome=%s", job.delivery_id, job.job, job.last_attempt,
+                      outcome)
+        self._reply(results, str(job.delivery_id), job.dispatch_id, job.job,
+                    outcome, reason)
+        jobs.basic_ack(method.delivery_tag)
+
+    def run(self, max_jobs=0):
+        handled, failures = 0, 0
+        while not self.stopping and (max_jobs <= 0 or handled < max_jobs):
+            try:
+                conn = pika.BlockingConnection(pika.URLParameters(self.amqp_url))
+                jobs, results = conn.channel(), conn.channel()
+                jobs.queue_declare(self.queue, durable=True)
+                results.queue_declare(self.queue + ".results", durable=True)
+                results.confirm_delivery()
+                jobs.basic_qos(prefetch_count=self.prefetch)
+                failures = 0
+                for method, _, body in jobs.consume(self.queue, inactivity_timeout=0.2):
+                    if self.stopping or (max_jobs > 0 and handled >= max_jobs):
+                        break
+                    if method is None:
+                        continue
+                    self._process(jobs, results, method, body)
+                    handled += 1
+                jobs.cancel()
+                conn.close()
+            except pika.exceptions.AMQPError as e:
+                # Unacked jobs go back to the queue with the connection.
+                failures += 1
+                self.log.warning("event=broker_error error=%s attempts=%d",
+                                 type(e).__name__, failures)
+                time.sleep(min(0.2 * 2 ** min(failures, 5), 5.0))
+
+
+def scenario(job):
+    """The example's behaviour, chosen by the payload's "scenario"."""
+    payload = job.payload if isinstance(job.payload, dict) else {}
+    name = payload.get("scenario", "ok")
+    if name == "flaky" and not job.last_attempt:
+        raise RetryableError("the example says: try again")
+    if name == "fail":
+        raise JobFailed("the example says: this one fails")
+    if name == "slow" and not job.last_attempt:
+        time.sleep(payload.get("seconds", 6))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--amqp-url", required=True)
+    parser.add_argument("--queue", required=True)
+    parser.add_argument("--jobs", default="PublishStockJob,IndexStockJob,SendConfirmationJob",
+                        help="comma-separated jobs this worker runs")
+    parser.add_argument("--prefetch", type=int, default=10)
+    parser.add_argument("--max-jobs", type=int, default=0)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="ts=%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
+    worker = Worker(args.amqp_url, args.queue, args.prefetch)
+    for job in filter(None, args.jobs.split(",")):
+        worker.handle(job, scenario)
+    signal.signal(signal.SIGTERM, worker.stop)
+    signal.signal(signal.SIGINT, worker.stop)
+    worker.run(args.max_jobs)
+    worker.log.info("event=stopped %s", " ".join(f"{k}={v}" for k, v in worker.counts.items()))
+
+
+if __name__ == "__main__":
+    main()
