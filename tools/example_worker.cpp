@@ -3,6 +3,8 @@
 // payload field "scenario", so the demo can show every path:
 //   "ok" (default)  completes
 //   "flaky"         asks for a retry unless this is the last attempt
+//   "busy"          always asks for a retry (ends failed, or expired when
+//                   the route has a time to live)
 //   "fail"          fails for good
 //   "slow"          the first send takes longer than the delivery timeout
 //                   (field "seconds", default 6), later sends complete
@@ -57,6 +59,8 @@ void run_scenario(const outbox::job_context& ctx) {
     seconds = doc["seconds"].GetInt();
   if (scenario == "flaky" && !ctx.last_attempt)
     throw outbox::retryable_error("the example says: try again");
+  if (scenario == "busy")
+    throw outbox::retryable_error("the example says: still busy");
   if (scenario == "fail")
     throw outbox::job_failed("the example says: this one fails");
   if (scenario == "slow" && !ctx.last_attempt) {

@@ -196,6 +196,8 @@ def scenario(job):
     name = payload.get("scenario", "ok")
     if name == "flaky" and not job.last_attempt:
         raise RetryableError("the example says: try again")
+    if name == "busy":
+        raise RetryableError("the example says: still busy")
     if name == "fail":
         raise JobFailed("the example says: this one fails")
     if name == "slow" and not job.last_attempt:
