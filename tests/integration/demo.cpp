@@ -80,4 +80,19 @@ CAF_TEST(the demo refuses bad flags) {
                   2);
 }
 
+CAF_TEST(the example worker refuses a queue with jobs it cannot run) {
+  std::string bin_dir = OUTBOXD_PATH;
+  bin_dir = bin_dir.substr(0, bin_dir.rfind('/'));
+  auto odd = "/tmp/" + queue_prefix + "odd.json";
+  write_config_file(odd, "{\"e\": [{\"job\": \"PublishStockJob\", \"queue\": \""
+                           + stock + "\"}, {\"job\": \"CookDinnerJob\", "
+                           "\"queue\": \"" + stock + "\"}]}");
+  auto [rc, out] = run_command(bin_dir + "/example_worker --config " + odd
+                               + " --queue " + stock);
+  CAF_CHECK_EQUAL(rc, 2);
+  CAF_CHECK_NOT_EQUAL(out.find("no handler for the routed job(s) CookDinnerJob"),
+                      std::string::npos);
+  std::remove(odd.c_str());
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
