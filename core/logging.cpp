@@ -1,10 +1,18 @@
 #include "core/logging.hpp"
 
+#include <mutex>
+
 #include <spdlog/sinks/stdout_sinks.h>
 
 namespace outbox {
 
 std::shared_ptr<spdlog::logger> logger(const std::string& name) {
+  if (auto existing = spdlog::get(name))
+    return existing;
+  // Actors and workers on several threads may ask for a new name at once:
+  // spdlog throws when a second thread registers the same name.
+  static std::mutex creating;
+  std::lock_guard<std::mutex> guard{creating};
   if (auto existing = spdlog::get(name))
     return existing;
   auto log = spdlog::stderr_logger_mt(name);

@@ -1,0 +1,366 @@
+// outbox_bench: how close the outbox runs to this machine's PostgreSQL and
+// RabbitMQ, measured in one run (README "Performance"). Phases:
+//   A  producers only (the producer API, no relay): events/s
+//   B  RabbitMQ only (persistent, confirms, pipelined): messages/s
+//   pipeline  producers + outboxd + workers: routed/dispatched/completed per s
+//   latency   at a fixed share of A: commit→published, commit→completed
+//   resources of outboxd: peak RSS, CPU seconds per 1,000 deliveries
+//   backlog   N pending deliveries drained: first vs last 10%
+// Tables and queues are its own (prefix bench_<pid>_) and dropped after.
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+#include "core/amqp_client.hpp"
+#include "core/errors.hpp"
+#include "core/logging.hpp"
+#include "core/migrations.hpp"
+#include "core/pg_connection.hpp"
+#include "core/wire.hpp"
+#include "tools/benchmark/process.hpp"
+#include "tools/benchmark/producers.hpp"
+#include "tools/benchmark/report.hpp"
+#include "tools/benchmark/stats.hpp"
+#include "tools/cli_config.hpp"
+#include "worker/worker.hpp"
+
+using namespace outbox;
+using namespace outbox::bench;
+
+namespace {
+
+struct bench_config : cli_config {
+  std::string database_url, amqp_url, outboxd, json_file = "bench-results.json";
+  std::string cluster = "one";
+  int64_t events = 20000, producers = 4, payload_bytes = 300, queues = 1,
+          routes = 1, batch_size = 100, dispatchers = 1, workers = 4,
+          backlog = 200000, latency_events = 2000;
+  double rate_fraction = 0.2;
+  bench_config() {
+    opt_group{options(), "global"}
+      .add(database_url, "database-url", "libpq URL of the database")
+      .add(amqp_url, "amqp-url", "AMQP URL of the broker")
+      .add(outboxd, "outboxd", "path of outboxd (default: next to this binary)")
+      .add(json_file, "json", "where to write the results as JSON")
+      .add(events, "events", "events of the throughput phases")
+      .add(producers, "producers", "producer connections")
+      .add(payload_bytes, "payload-bytes", "payload size in bytes")
+      .add(queues, "queues", "queues the routes spread over")
+      .add(routes, "routes", "routes (deliveries) per event")
+      .add(batch_size, "batch-size", "batchSize of the outbox")
+      .add(dispatchers, "dispatchers", "dispatcher processes per queue")
+      .add(workers, "workers", "worker threads per queue")
+      .add(cluster, "cluster", "one (all roles in one process) or three")
+      .add(backlog, "backlog", "pending deliveries of the drain phase")
+      .add(latency_events, "latency-events", "events of the latency phase")
+      .add(rate_fraction, "rate-fraction", "latency rate as a share of A");
+  }
+};
+
+[[noreturn]] void die(const std::string& what) {
+  std::cerr << "outbox_bench: " << what << "\n";
+  std::exit(1);
+}
+
+template <class T>
+T must(caf::expected<T> x, const std::string& what) {
+  if (!x)
+    die(what + ": " + render(x.error()));
+  return std::move(*x);
+}
+
+struct setup {
+  std::string prefix = "bench_" + std::to_string(getpid()) + "_";
+  schema_names names = schema_names{}.with_prefix(prefix);
+  std::vector<std::string> queues;
+  std::string config_path = "/tmp/" + prefix + "config.json";
+  std::string payload;
+};
+
+std::string make_payload(int64_t bytes) {
+  std::string filler(static_cast<size_t>(std::max<int64_t>(bytes - 12, 1)), 'x');
+  return "{\"data\":\"" + filler + "\"}";
+}
+
+void write_config(const bench_config& o, setup& s) {
+  std::ofstream out{s.config_path};
+  out << "{\"databaseUrl\": \"" << o.database_url << "\", \"amqpUrl\": \""
+      << o.amqp_url << "\", \"eventsTableName\": \"" << s.names.events
+      << "\", \"deliveriesTableName\": \"" << s.names.deliveries
+      << "\", \"migrationsTableName\": \"" << s.names.migrations
+      << "\", \"publishFunctionName\": \"" << s.names.publish_function
+      << "\", \"batchSize\": " << o.batch_size << ", \"routes\": {\"bench.event\": [";
+  for (int64_t r = 0; r < o.routes; ++r)
+    out << (r ? ", " : "") << "{\"job\": \"BenchJob" << r << "\", \"queue\": \""
+        << s.queues[static_cast<size_t>(r % o.queues)]
+        << "\", \"retryDelaysSeconds\": [1], \"deliveryTimeoutSeconds\": 60}";
+  out << "]}}\n";
+}
+
+// The relay under test: one process with every role, or three nodes; plus
+// extra dispatcher processes when asked.
+struct relay {
+  std::vector<std::unique_ptr<process>> procs;
+
+  relay(const bench_config& o, const setup& s, const std::string& tag) {
+    auto port = std::to_string(20000 + getpid() % 20000);
+    auto log = "/tmp/" + s.prefix + tag;
+    auto start = [&](std::vector<std::string> args, const std::string& name) {
+      args.insert(args.begin(), {"--config", s.config_path, "--log-level", "warn"});
+      procs.push_back(std::make_unique<process>(o.outboxd, args, log + name + ".log"));
+    };
+    if (o.cluster == "three") {
+      start({"--roles", "status", "--listen", port}, "status");
+      std::this_thread::sleep_for(std::chrono::milliseconds{300});
+      start({"--roles", "router,sweeper", "--join", port}, "router");
+      start({"--roles", "dispatcher,results", "--join", port}, "dispatch");
+    } else {
+      start({"--listen", port}, "all");
+    }
+    for (int64_t d = 1; d < o.dispatchers; ++d)
+      start({"--roles", "dispatcher", "--join", port}, "dispatch" + std::to_string(d));
+    std::this_thread::sleep_for(std::chrono::seconds{1});
+  }
+
+  double peak_rss_mib() const {
+    double m = 0;
+    for (auto& p : procs)
+      m = std::max(m, p->peak_rss_mib());
+    return m;
+  }
+  double cpu_seconds() const {
+    double c = 0;
+    for (auto& p : procs)
+      c += p->cpu_seconds();
+    return c;
+  }
+};
+
+// Workers that complete every job at once, recording when each event's job
+// first arrived (≈ when it was published).
+struct workers {
+  std::mutex mtx;
+  std::map<int64_t, double> received;
+  std::vector<std::unique_ptr<outbox::worker>> ws;
+  std::vector<std::thread> threads;
+
+  workers(const bench_config& o, const setup& s) {
+    for (auto& q : s.queues)
+      for (int64_t i = 0; i < o.workers; ++i) {
+        auto w = std::make_unique<outbox::worker>(worker_options{o.amqp_url, q, 200});
+        for (int64_t r = 0; r < o.routes; ++r)
+          w->handle("BenchJob" + std::to_string(r), [this](const job_context& job) {
+            auto t = now_seconds();
+            std::lock_guard<std::mutex> guard{mtx};
+            received.emplace(job.event_id, t);
+          });
+        threads.emplace_back([p = w.get()] { p->run(); });
+        ws.push_back(std::move(w));
+      }
+  }
+  ~workers() {
+    for (auto& w : ws)
+      w->stop();
+    for (auto& t : threads)
+      t.join();
+  }
+};
+
+int64_t count_where(pg_connection& db, const setup& s, const std::string& cond) {
+  auto rows = must(db.exec("count", "SELECT count(*) FROM " + s.names.deliveries
+                                      + " WHERE " + cond),
+                   "counting deliveries");
+  return rows.int64(0, 0);
+}
+
+void await_completed(pg_connection& db, const setup& s, int64_t n) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::minutes{20};
+  while (count_where(db, s, "status = 'completed'") < n) {
+    if (std::chrono::steady_clock::now() > until)
+      die("deliveries did not complete within 20 minutes");
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
+}
+
+double as_double(const pg_rows& rows, int r, int c) {
+  return rows.is_null(r, c) ? 0 : std::stod(rows.text(r, c));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  bench_config o;
+  if (auto err = o.parse_args(argc, argv); !err.empty())
+    die(err);
+  if (o.cli_helptext_printed)
+    return 0;
+  if (o.database_url.empty() || o.amqp_url.empty())
+    die("--database-url and --amqp-url are required (tools/bench sets them)");
+  if (o.events < 100 || o.producers < 1 || o.queues < 1 || o.routes < 1
+      || o.batch_size < 1 || o.dispatchers < 1 || o.workers < 1
+      || o.backlog < 0 || o.latency_events < 10 || o.rate_fraction <= 0
+      || o.payload_bytes < 16 || (o.cluster != "one" && o.cluster != "three"))
+    die("a knob is out of range (see --help)");
+  if (o.outboxd.empty()) {
+    std::string self = argv[0];
+    o.outboxd = self.substr(0, self.rfind('/') + 1) + "outboxd";
+  }
+  set_log_level("warn");
+  setup s;
+  for (int64_t q = 0; q < o.queues; ++q)
+    s.queues.push_back(s.prefix + "q" + std::to_string(q));
+  s.payload = make_payload(o.payload_bytes);
+  auto db = must(pg_connection::connect(o.database_url), "database");
+  must(migrate(db, s.names), "migrating");
+  write_config(o, s);
+  report rep;
+  rep.knobs = {{"events", o.events},   {"producers", o.producers},
+               {"payloadBytes", o.payload_bytes}, {"queues", o.queues},
+               {"routesPerEvent", o.routes}, {"batchSize", o.batch_size},
+               {"dispatchers", o.dispatchers}, {"workersPerQueue", o.workers},
+               {"backlog", o.backlog}, {"latencyEvents", o.latency_events}};
+  rep.cluster = o.cluster;
+
+  // A: producers only (events of a type without routes: nobody routes them).
+  std::cerr << "A: producers only\n";
+  auto a = produce(o.database_url, s.names, "bench.unrouted", s.payload,
+                   static_cast<int>(o.producers), o.events, 0);
+  rep.baseline_a = a.commits.size() / a.seconds;
+  must(db.exec("cleanup", "DELETE FROM " + s.names.events
+                            + " WHERE event_type = 'bench.unrouted'"),
+       "cleaning up A");
+
+  // B: RabbitMQ only, the job envelope's size, pipelined confirms.
+  std::cerr << "B: RabbitMQ only\n";
+  {
+    auto amqp = must(amqp_client::connect(o.amqp_url, "bench baseline"), "broker");
+    auto q = s.prefix + "baseline";
+    if (auto err = amqp->declare_queue(q))
+      die("declaring the baseline queue: " + render(err));
+    job_to_send j;
+    j.delivery_id = 1;
+    j.event_id = 1;
+    j.job = "BenchJob0";
+    j.queue = q;
+    j.dispatch_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+    j.event_type = "bench.event";
+    j.payload = s.payload;
+    j.content_type = "application/json";
+    std::vector<outgoing_message> batch(500, job_message(j));
+    auto start = std::chrono::steady_clock::now();
+    int64_t sent = 0;
+    while (sent < o.events) {
+      auto st = amqp->publish_batch(batch, std::chrono::seconds{30});
+      for (auto x : st)
+        sent += x == publish_status::confirmed;
+      if (!amqp->is_open())
+        die("the broker closed the baseline connection");
+    }
+    rep.baseline_b = sent / std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+    rep.envelope_bytes = static_cast<int64_t>(batch[0].body.size());
+    amqp->delete_queue(q);
+  }
+
+  int64_t handled = 0;
+  {
+    relay r{o, s, "pipeline"};
+    workers w{o, s};
+    std::cerr << "pipeline: " << o.events << " events\n";
+    auto p = produce(o.database_url, s.names, "bench.event", s.payload,
+                     static_cast<int>(o.producers), o.events, 0);
+    await_completed(db, s, o.events * o.routes);
+    auto rows = must(db.exec("rates", "SELECT extract(epoch FROM min(e.created_at)),"
+                                      " extract(epoch FROM max(e.routed_at)),"
+                                      " extract(epoch FROM max(d.dispatched_at)),"
+                                      " extract(epoch FROM max(d.completed_at))"
+                                      " FROM " + s.names.events + " e JOIN "
+                                      + s.names.deliveries + " d ON d.event_id = e.id"),
+                     "reading the pipeline's times");
+    double t0 = as_double(rows, 0, 0);
+    double deliveries = static_cast<double>(o.events * o.routes);
+    rep.routed_per_s = o.events / (as_double(rows, 0, 1) - t0);
+    rep.dispatched_per_s = deliveries / (as_double(rows, 0, 2) - t0);
+    rep.completed_per_s = deliveries / (as_double(rows, 0, 3) - t0);
+    rep.completed_events_per_s = o.events / (as_double(rows, 0, 3) - t0);
+    handled += o.events * o.routes;
+
+    // Latency at a fixed share of A.
+    double rate = o.rate_fraction * rep.baseline_a;
+    std::cerr << "latency: " << o.latency_events << " events at " << rate << "/s\n";
+    auto l = produce(o.database_url, s.names, "bench.event", s.payload,
+                     static_cast<int>(o.producers), o.latency_events, rate);
+    await_completed(db, s, (o.events + o.latency_events) * o.routes);
+    rep.latency_rate = rate;
+    auto done = must(db.exec("completed", "SELECT event_id, extract(epoch FROM "
+                                          "max(completed_at)) FROM "
+                                          + s.names.deliveries + " GROUP BY event_id"),
+                     "reading completion times");
+    std::map<int64_t, double> completed_at;
+    for (int i = 0; i < done.size(); ++i)
+      completed_at[done.int64(i, 0)] = as_double(done, i, 1);
+    std::vector<double> published, completed;
+    {
+      std::lock_guard<std::mutex> guard{w.mtx};
+      for (auto& c : l.commits) {
+        if (auto it = w.received.find(c.event_id); it != w.received.end())
+          published.push_back((it->second - c.at) * 1000);
+        completed.push_back((completed_at[c.event_id] - c.at) * 1000);
+      }
+    }
+    rep.published_ms = {percentile(published, 50), percentile(published, 95),
+                        percentile(published, 99)};
+    rep.completed_ms = {percentile(completed, 50), percentile(completed, 95),
+                        percentile(completed, 99)};
+    handled += o.latency_events * o.routes;
+    rep.peak_rss_mib = r.peak_rss_mib();
+    rep.cpu_per_1000 = r.cpu_seconds() / (handled / 1000.0);
+  }
+
+  if (o.backlog > 0) {
+    std::cerr << "backlog: inserting " << o.backlog << " pending deliveries\n";
+    for (int64_t done = 0; done < o.backlog; done += 50000) {
+      auto n = std::min<int64_t>(50000, o.backlog - done);
+      must(db.exec("backlog",
+                   "WITH e AS (INSERT INTO " + s.names.events
+                     + " (event_type, payload, routed_at) SELECT 'bench.event', $1,"
+                       " now() FROM generate_series(1, $2::int) RETURNING id)"
+                       " INSERT INTO " + s.names.deliveries
+                     + " (event_id, job, queue, retry_delays,"
+                       " delivery_timeout_seconds, merge) SELECT id, 'BenchJob0', $3,"
+                       " '{1}', 60, 'none' FROM e",
+                   {s.payload, std::to_string(n), s.queues[0]}),
+           "inserting the backlog");
+    }
+    must(db.exec("analyze", "ANALYZE " + s.names.deliveries), "analyze");
+    int64_t before = count_where(db, s, "status = 'completed'");
+    relay r{o, s, "backlog"};
+    workers w{o, s};
+    std::cerr << "backlog: draining\n";
+    await_completed(db, s, before + o.backlog);
+    auto rows = must(db.exec("drain", "SELECT extract(epoch FROM completed_at) FROM "
+                                      + s.names.deliveries + " WHERE job = 'BenchJob0'"
+                                      " AND event_id > (SELECT max(event_id) FROM "
+                                      + s.names.deliveries + ") - $1 ORDER BY 1",
+                                      {std::to_string(o.backlog)}),
+                     "reading the drain");
+    std::vector<double> times;
+    for (int i = 0; i < rows.size(); ++i)
+      times.push_back(as_double(rows, i, 0));
+    rep.drain_first = rate_between(times, 0.0, 0.1);
+    rep.drain_last = rate_between(times, 0.9, 1.0);
+    rep.drain_total = rate_between(times, 0.0, 1.0);
+    rep.backlog_rss_mib = r.peak_rss_mib();
+  }
+
+  drop_schema(db, s.names);
+  std::remove(s.config_path.c_str());
+  std::cout << rep.table();
+  std::ofstream{o.json_file} << rep.json() << "\n";
+  std::cout << "results written to " << o.json_file << "\n";
+  return 0;
+}

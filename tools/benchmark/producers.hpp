@@ -1,0 +1,34 @@
+// The benchmark's producers: P connections, each committing one event per
+// transaction through the producer API, as fast as they can or at a fixed
+// total rate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/schema_names.hpp"
+
+namespace outbox::bench {
+
+struct commit {
+  int64_t event_id;
+  double at; ///< seconds since the epoch, right after COMMIT returned
+};
+
+struct production {
+  std::vector<commit> commits;
+  double seconds = 0; ///< wall time of the whole run
+  int64_t errors = 0;
+};
+
+/// Writes `total` events of `event_type` with `payload` over `producers`
+/// connections; `rate` events/s in all (0: as fast as possible).
+production produce(const std::string& url, const schema_names& names,
+                   const std::string& event_type, const std::string& payload,
+                   int producers, int64_t total, double rate);
+
+/// Seconds since the epoch.
+double now_seconds();
+
+} // namespace outbox::bench

@@ -1,0 +1,120 @@
+#include "tools/benchmark/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace outbox::bench {
+
+namespace {
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, x);
+  return buf;
+}
+
+std::string verdict(bool ok) {
+  return ok ? "met" : "MISSED";
+}
+
+} // namespace
+
+std::string report::table() const {
+  std::ostringstream out;
+  double ratio = baseline_a > 0 ? completed_events_per_s / baseline_a : 0;
+  double drain_ratio = drain_first > 0 ? drain_last / drain_first : 0;
+  out << "\nknobs:";
+  for (auto& [k, v] : knobs)
+    out << " " << k << "=" << v;
+  out << " cluster=" << cluster << "\n\n";
+  out << "measure                                   value                 target\n";
+  auto row = [&](const std::string& name, const std::string& value,
+                 const std::string& target = "") {
+    std::string n = name, v = value;
+    n.resize(42, ' ');
+    v.resize(22, ' ');
+    out << n << v << target << "\n";
+  };
+  row("A  producers only (events/s)", fmt("%.0f", baseline_a));
+  row("B  RabbitMQ only (messages/s, " + std::to_string(envelope_bytes) + " B)",
+      fmt("%.0f", baseline_b));
+  row("pipeline routed (events/s)", fmt("%.0f", routed_per_s));
+  row("pipeline dispatched (deliveries/s)", fmt("%.0f", dispatched_per_s));
+  row("pipeline completed (deliveries/s)", fmt("%.0f", completed_per_s));
+  row("completed events/s divided by A", fmt("%.2f", ratio),
+      ">= 0.60 " + verdict(ratio >= 0.6));
+  row("latency rate (events/s)", fmt("%.0f", latency_rate));
+  row("commit->published p50/p95/p99 (ms)",
+      fmt("%.1f", published_ms[0]) + " / " + fmt("%.1f", published_ms[1]) + " / "
+        + fmt("%.1f", published_ms[2]),
+      "p50 <= 5, p99 <= 50 "
+        + verdict(published_ms[0] <= 5 && published_ms[2] <= 50));
+  row("commit->completed p50/p95/p99 (ms)",
+      fmt("%.1f", completed_ms[0]) + " / " + fmt("%.1f", completed_ms[1]) + " / "
+        + fmt("%.1f", completed_ms[2]));
+  row("outboxd peak RSS (MiB)", fmt("%.1f", peak_rss_mib),
+      "<= 64 " + verdict(peak_rss_mib <= 64));
+  row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", cpu_per_1000));
+  if (drain_first > 0) {
+    row("backlog drain first 10% (deliveries/s)", fmt("%.0f", drain_first));
+    row("backlog drain last 10% (deliveries/s)", fmt("%.0f", drain_last),
+        "last/first " + fmt("%.2f", drain_ratio) + " >= 0.80 "
+          + verdict(drain_ratio >= 0.8));
+    row("backlog drain overall (deliveries/s)", fmt("%.0f", drain_total));
+    row("outboxd peak RSS in the drain (MiB)", fmt("%.1f", backlog_rss_mib),
+        "<= 64 " + verdict(backlog_rss_mib <= 64));
+  }
+  return out.str();
+}
+
+std::string report::json() const {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  w.StartObject();
+  w.Key("knobs");
+  w.StartObject();
+  for (auto& [k, v] : knobs) {
+    w.Key(k.c_str());
+    w.Int64(v);
+  }
+  w.Key("cluster");
+  w.String(cluster.c_str());
+  w.EndObject();
+  auto num = [&](const char* k, double v) {
+    w.Key(k);
+    w.Double(v);
+  };
+  num("baselineAEventsPerS", baseline_a);
+  num("baselineBMessagesPerS", baseline_b);
+  w.Key("envelopeBytes");
+  w.Int64(envelope_bytes);
+  num("routedPerS", routed_per_s);
+  num("dispatchedPerS", dispatched_per_s);
+  num("completedPerS", completed_per_s);
+  num("completedEventsPerS", completed_events_per_s);
+  num("completedOverBaselineA", baseline_a > 0 ? completed_events_per_s / baseline_a : 0);
+  num("latencyRateEventsPerS", latency_rate);
+  auto triple = [&](const char* k, const std::array<double, 3>& v) {
+    w.Key(k);
+    w.StartObject();
+    num("p50", v[0]);
+    num("p95", v[1]);
+    num("p99", v[2]);
+    w.EndObject();
+  };
+  triple("commitToPublishedMs", published_ms);
+  triple("commitToCompletedMs", completed_ms);
+  num("outboxdPeakRssMiB", peak_rss_mib);
+  num("outboxdCpuSecondsPer1000", cpu_per_1000);
+  num("drainFirst10PerS", drain_first);
+  num("drainLast10PerS", drain_last);
+  num("drainOverallPerS", drain_total);
+  num("drainPeakRssMiB", backlog_rss_mib);
+  w.EndObject();
+  return sb.GetString();
+}
+
+} // namespace outbox::bench

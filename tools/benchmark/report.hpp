@@ -1,0 +1,32 @@
+// The benchmark's figures, printed as a table (with the targets of the
+// issue beside them) and written as JSON.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace outbox::bench {
+
+struct report {
+  std::vector<std::pair<std::string, int64_t>> knobs;
+  std::string cluster;
+  double baseline_a = 0; ///< events/s, producers only
+  double baseline_b = 0; ///< messages/s, RabbitMQ only
+  int64_t envelope_bytes = 0;
+  double routed_per_s = 0, dispatched_per_s = 0, completed_per_s = 0;
+  double completed_events_per_s = 0;
+  double latency_rate = 0;
+  std::array<double, 3> published_ms{}; ///< p50, p95, p99 commit→published
+  std::array<double, 3> completed_ms{}; ///< p50, p95, p99 commit→completed
+  double peak_rss_mib = 0, cpu_per_1000 = 0;
+  double drain_first = 0, drain_last = 0, drain_total = 0;
+  double backlog_rss_mib = 0;
+
+  std::string table() const;
+  std::string json() const;
+};
+
+} // namespace outbox::bench
