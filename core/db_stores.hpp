@@ -12,7 +12,12 @@
 
 namespace outbox {
 
-/// A connection that reconnects lazily.
+/// A connection that reconnects lazily. Its transactions commit without
+/// waiting for the WAL flush (synchronous_commit = off): they only record
+/// the relay's own progress, and a crash that loses the last few of them
+/// makes the relay redo that work (route again, which ON CONFLICT makes a
+/// no-op; send again, which at-least-once delivery allows), never lose an
+/// event: the application's own commits stay synchronous.
 class pg_session {
 public:
   explicit pg_session(std::string url) : url_(std::move(url)) {}
@@ -26,6 +31,9 @@ public:
       auto c = pg_connection::connect(url_);
       if (!c)
         return c.error();
+      if (auto err = c->exec_script("relay_session",
+                                    "SET synchronous_commit = off"))
+        return err;
       conn_.emplace(std::move(*c));
     }
     caf::expected<T> result = f(*conn_);
