@@ -88,19 +88,30 @@ void worker::run(int64_t max_jobs) {
       log->info("event=consuming queue={} prefetch={}", kv(opts_.queue),
                 opts_.prefetch);
     }
-    auto m = consumer_->next_message(poll_interval);
-    if (!m) {
+    auto first = consumer_->next_message(poll_interval);
+    if (!first) {
       consumer_.reset(); // reconnect; unacked jobs go back to the queue
       continue;
     }
-    if (!*m)
+    if (!*first)
       continue;
-    process(**m);
-    ++handled;
+    // Take what else is already here (up to the prefetch), so that the
+    // results go out as one pipelined, confirmed batch.
+    std::vector<incoming_message> batch{std::move(**first)};
+    auto limit = max_jobs > 0 ? std::min<int64_t>(opts_.prefetch, max_jobs - handled)
+                              : int64_t{opts_.prefetch};
+    while (static_cast<int64_t>(batch.size()) < limit) {
+      auto more = consumer_->next_message(std::chrono::milliseconds{0});
+      if (!more || !*more)
+        break;
+      batch.push_back(std::move(**more));
+    }
+    process(batch);
+    handled += static_cast<int64_t>(batch.size());
   }
 }
 
-void worker::process(const incoming_message& m) {
+std::optional<send_result> worker::decide(const incoming_message& m) {
   auto log = logger("worker");
   auto job = parse_job_message(m.body);
   if (!job) {
@@ -112,14 +123,11 @@ void worker::process(const incoming_message& m) {
       ids->reason = why;
       log->warn("event=malformed_job outboxDeliveryId={} job={} why={}",
                 ids->delivery_id, kv(ids->job), kv(why));
-      if (reply(*ids))
-        consumer_->ack(m.delivery_tag);
-      return;
+      return ids;
     }
     log->warn("event=malformed_job deliveryTag={} why={} action=rejected",
               m.delivery_tag, kv(why));
-    consumer_->reject(m.delivery_tag);
-    return;
+    return std::nullopt;
   }
   auto result = run_job(*job, handlers_);
   ++(result.result == outcome::completed ? counters_.completed
@@ -129,28 +137,48 @@ void worker::process(const incoming_message& m) {
             "job={} lastAttempt={} outcome={}",
             job->event_id, job->delivery_id, kv(job->event_type), kv(job->job),
             job->last_attempt, to_string(result.result));
-  if (reply(result))
-    consumer_->ack(m.delivery_tag);
+  return result;
 }
 
-bool worker::reply(const send_result& r) {
-  outgoing_message out;
-  out.routing_key = results_queue(opts_.queue);
-  out.body = result_message_body(r);
-  out.message_id = std::to_string(r.delivery_id);
-  out.correlation_id = r.dispatch_id;
-  out.type = r.job;
-  auto st = publisher_->publish_batch({out}, confirm_timeout);
-  if (!st.empty() && st[0] == publish_status::confirmed)
-    return true;
-  // Not acked: dropping the connection hands the job out again, and the
-  // result (if it did arrive) makes the repeat stale.
-  logger("worker")->warn("event=result_not_confirmed outboxDeliveryId={} "
-                         "status={}",
-                         r.delivery_id, st.empty() ? "lost" : to_string(st[0]));
-  consumer_.reset();
-  publisher_.reset();
-  return false;
+void worker::process(const std::vector<incoming_message>& batch) {
+  std::vector<std::optional<send_result>> results;
+  std::vector<outgoing_message> out;
+  for (auto& m : batch) {
+    results.push_back(decide(m));
+    if (auto& r = results.back()) {
+      outgoing_message msg;
+      msg.routing_key = results_queue(opts_.queue);
+      msg.body = result_message_body(*r);
+      msg.message_id = std::to_string(r->delivery_id);
+      msg.correlation_id = r->dispatch_id;
+      msg.type = r->job;
+      out.push_back(std::move(msg));
+    }
+  }
+  auto statuses = out.empty() ? std::vector<publish_status>{}
+                              : publisher_->publish_batch(out, confirm_timeout);
+  size_t next = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!results[i]) {
+      consumer_->reject(batch[i].delivery_tag);
+      continue;
+    }
+    auto st = next < statuses.size() ? statuses[next] : publish_status::lost;
+    ++next;
+    if (st == publish_status::confirmed) {
+      consumer_->ack(batch[i].delivery_tag);
+      continue;
+    }
+    // Not confirmed: leave this and the rest unacked and drop the
+    // connection, so the broker hands them out again; a result that did
+    // arrive makes the repeat stale.
+    logger("worker")->warn("event=result_not_confirmed outboxDeliveryId={} "
+                           "status={}",
+                           results[i]->delivery_id, to_string(st));
+    consumer_.reset();
+    publisher_.reset();
+    return;
+  }
 }
 
 } // namespace outbox

@@ -1,6 +1,7 @@
 // The C++ worker: consumes one queue's job messages, runs the handler
-// registered for each job, publishes the result to `<queue>.results` with a
-// publisher confirm and only then acks the job.
+// registered for each job, publishes the results to `<queue>.results` with
+// publisher confirms (the jobs already waiting, up to the prefetch, as one
+// pipelined batch) and only then acks each job.
 //
 // Delivery is at least once: if the worker dies after the handler ran but
 // before the ack, RabbitMQ hands the job to another worker, which runs it
@@ -13,6 +14,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include <caf/error.hpp>
@@ -56,8 +59,10 @@ public:
 
 private:
   caf::error connect();
-  void process(const incoming_message& m);
-  bool reply(const send_result& r);
+  /// The result to send for one message; nullopt: reject it.
+  std::optional<send_result> decide(const incoming_message& m);
+  /// Runs a batch, publishes its results with confirms, then acks.
+  void process(const std::vector<incoming_message>& batch);
 
   worker_options opts_;
   handler_map handlers_;

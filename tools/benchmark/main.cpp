@@ -273,6 +273,7 @@ int main(int argc, char** argv) {
     std::cerr << "pipeline: " << o.events << " events\n";
     auto p = produce(o.database_url, s.names, "bench.event", s.payload,
                      static_cast<int>(o.producers), o.events, 0);
+    rep.producers_in_pipeline = p.commits.size() / p.seconds;
     await_completed(db, s, o.events * o.routes);
     auto rows = must(db.exec("rates", "SELECT extract(epoch FROM min(e.created_at)),"
                                       " extract(epoch FROM max(e.routed_at)),"

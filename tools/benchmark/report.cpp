@@ -41,6 +41,7 @@ std::string report::table() const {
   row("A  producers only (events/s)", fmt("%.0f", baseline_a));
   row("B  RabbitMQ only (messages/s, " + std::to_string(envelope_bytes) + " B)",
       fmt("%.0f", baseline_b));
+  row("pipeline producers (events/s)", fmt("%.0f", producers_in_pipeline));
   row("pipeline routed (events/s)", fmt("%.0f", routed_per_s));
   row("pipeline dispatched (deliveries/s)", fmt("%.0f", dispatched_per_s));
   row("pipeline completed (deliveries/s)", fmt("%.0f", completed_per_s));
@@ -91,6 +92,7 @@ std::string report::json() const {
   num("baselineBMessagesPerS", baseline_b);
   w.Key("envelopeBytes");
   w.Int64(envelope_bytes);
+  num("pipelineProducersPerS", producers_in_pipeline);
   num("routedPerS", routed_per_s);
   num("dispatchedPerS", dispatched_per_s);
   num("completedPerS", completed_per_s);

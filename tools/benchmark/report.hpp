@@ -16,6 +16,7 @@ struct report {
   double baseline_a = 0; ///< events/s, producers only
   double baseline_b = 0; ///< messages/s, RabbitMQ only
   int64_t envelope_bytes = 0;
+  double producers_in_pipeline = 0; ///< events/s the producers managed meanwhile
   double routed_per_s = 0, dispatched_per_s = 0, completed_per_s = 0;
   double completed_events_per_s = 0;
   double latency_rate = 0;
