@@ -74,17 +74,20 @@ CAF_TEST(a batch whose commit failed is kept unacked and applied again) {
   store->apply_errors.push_back(make_error(errc::database_unavailable, "down"));
   self->send(handler, wake_atom::value);
   expect((wake_atom), from(self).to(handler));
+  expect((pass_atom, uint64_t), from(handler).to(handler));
   CAF_CHECK_EQUAL(source->acked_through, 0u);
   CAF_CHECK_EQUAL(pass_state_of(handler).metrics.errors, 1);
   source->push(result(3)); // arrives meanwhile: must not be acked with it
   self->send(handler, wake_atom::value);
   expect((wake_atom), from(self).to(handler));
+  expect((pass_atom, uint64_t), from(handler).to(handler));
   CAF_CHECK_EQUAL(source->fetches, 1); // the held batch went first
   CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
   CAF_CHECK_EQUAL(store->applied[0].size(), 2u);
   CAF_CHECK_EQUAL(source->acked_through, 2u);
   self->send(handler, wake_atom::value);
   expect((wake_atom), from(self).to(handler));
+  expect((pass_atom, uint64_t), from(handler).to(handler));
   CAF_CHECK_EQUAL(source->acked_through, 3u);
 }
 

@@ -39,6 +39,7 @@ CAF_TEST(a routing pass wakes the dispatchers of queues that got deliveries) {
   auto r = spawn_router(manual_passes());
   self->send(r, wake_atom::value);
   expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
   expect((wake_atom), from(r).to(da));
   disallow((wake_atom), from(r).to(db));
   CAF_CHECK_EQUAL(store->calls, 1);
@@ -54,6 +55,7 @@ CAF_TEST(dispatchers learned from the cluster are woken too) {
   store->script.push_back(routed(2, {{"a", 1}, {"c", 1}}));
   self->send(r, wake_atom::value);
   expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
   expect((wake_atom), from(r).to(da)); // once, though listed twice
   expect((wake_atom), from(r).to(remote));
   disallow((wake_atom), from(r).to(da));
@@ -66,26 +68,34 @@ CAF_TEST(a full batch runs the next pass at once and then the idle sleep) {
   auto r = spawn_router(s, 10);
   self->send(r, wake_atom::value);
   expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
   expect((wake_atom), from(r).to(da));
-  expect((pass_atom, uint64_t), from(r).to(r).with(_, 1u));
+  expect((pass_atom, uint64_t), from(r).to(r).with(_, 2u));
   expect((wake_atom), from(r).to(da));
   CAF_CHECK_EQUAL(store->calls, 2);
   CAF_CHECK_EQUAL(advance_time(milliseconds{999}), 0u);
   CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
-  expect((pass_atom, uint64_t), from(r).to(r).with(_, 2u));
+  expect((pass_atom, uint64_t), from(r).to(r).with(_, 3u));
   CAF_CHECK_EQUAL(store->calls, 3);
   stop(r);
 }
 
-CAF_TEST(a wake-up replaces the armed timer instead of adding passes) {
+CAF_TEST(wake ups that pile up cost one pass and replace the armed timer) {
   pass_settings s;
   auto r = spawn_router(s);
+  for (int i = 0; i < 3; ++i)
+    self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((wake_atom), from(self).to(r));
+  expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
+  disallow((pass_atom, uint64_t), from(r).to(r));
+  CAF_CHECK_EQUAL(store->calls, 1); // and the idle timer is armed
   self->send(r, wake_atom::value);
-  expect((wake_atom), from(self).to(r)); // arms token 1
-  self->send(r, wake_atom::value);
-  expect((wake_atom), from(self).to(r)); // arms token 2
+  expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
   CAF_CHECK_EQUAL(store->calls, 2);
-  advance_time(milliseconds{1000}); // both timers fire, token 1 is stale
+  advance_time(milliseconds{1000}); // both timers fire, the first is stale
   sched.run();
   CAF_CHECK_EQUAL(store->calls, 3);
   stop(r);
@@ -98,6 +108,7 @@ CAF_TEST(a failing store backs off 200 ms then 400 ms and reports it) {
   auto r = spawn_router(s);
   self->send(r, wake_atom::value);
   expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
   auto& st = pass_state_of(r);
   CAF_CHECK_EQUAL(st.metrics.errors, 1);
   CAF_CHECK_EQUAL(st.metrics.connected, false);

@@ -45,8 +45,9 @@ CAF_TEST(a full sweep goes again at once and pushes metrics to the agent) {
   auto s = sys.spawn(sweeper, store, 5, pass_settings{}, agent);
   self->send(s, wake_atom::value);
   expect((wake_atom), from(self).to(s));
+  expect((pass_atom, uint64_t), from(s).to(s));
   expect((metrics_atom, actor_metrics), from(s).to(agent));
-  expect((pass_atom, uint64_t), from(s).to(s).with(_, 1u));
+  expect((pass_atom, uint64_t), from(s).to(s).with(_, 2u));
   expect((metrics_atom, actor_metrics), from(s).to(agent));
   auto& seen = deref<node_agent_actor::stateful_base<agent_probe_state>>(agent)
                  .state.metrics;
