@@ -5,6 +5,10 @@
 //   outboxctl status --db --config FILE [--json]
 //                                     read the counts straight from the
 //                                     database (no cluster running)
+//   outboxctl failed|expired [--queue Q] [--limit N]
+//   outboxctl retry ID... | retry --status failed|expired [--queue Q]
+//   outboxctl forget ID
+//   outboxctl prune --hours N [--status completed,failed,...]
 #include <iostream>
 
 #include <caf/io/middleman.hpp>
@@ -13,6 +17,7 @@
 #include "actors/messages.hpp"
 #include "actors/node_options.hpp"
 #include "core/status_repository.hpp"
+#include "tools/admin_verbs.hpp"
 #include "tools/status_report.hpp"
 
 #include "core/config.hpp"
@@ -30,19 +35,32 @@ constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "       outboxctl status [--connect HOST:PORT] "
                               "[--json]\n"
                               "       outboxctl status --db --config FILE "
-                              "[--json]\n";
+                              "[--json]\n"
+                              "       outboxctl failed|expired [--queue Q] "
+                              "[--limit N] --config FILE\n"
+                              "       outboxctl retry ID... | retry --status "
+                              "failed|expired [--queue Q] --config FILE\n"
+                              "       outboxctl forget ID --config FILE\n"
+                              "       outboxctl prune --hours N [--status S,...] "
+                              "--config FILE\n";
 
 struct ctl_config : outbox::cli_config {
   std::string config_file = "config/outbox.json";
   std::string connect = "127.0.0.1:" + std::to_string(outbox::default_status_port);
   bool json = false;
   bool db = false;
+  std::string queue;
+  outbox::admin_args admin;
   ctl_config() {
     opt_group{options(), "global"}
       .add(config_file, "config,c", "path of the outbox JSON config")
       .add(connect, "connect", "status: HOST:PORT of the status node")
       .add(json, "json", "status: print JSON")
-      .add(db, "db", "status: read the database, not the cluster");
+      .add(db, "db", "status: read the database, not the cluster")
+      .add(queue, "queue", "failed/expired/retry: only this queue")
+      .add(admin.statuses, "status", "retry: failed|expired; prune: final statuses")
+      .add(admin.hours, "hours", "prune: older than this many hours")
+      .add(admin.limit, "limit", "failed/expired: at most this many rows");
     outbox::register_message_types(*this);
     load<caf::io::middleman>();
   }
@@ -138,8 +156,19 @@ int main(int argc, char** argv) {
   }
   if (opts.cli_helptext_printed)
     return 0;
-  if (opts.remainder.size() != 1
-      || (opts.remainder[0] != "migrate" && opts.remainder[0] != "status")) {
+  auto verb = opts.remainder.empty() ? std::string{} : opts.remainder[0];
+  if (outbox::is_admin_verb(verb)) {
+    auto cfg = outbox::load_config(opts.config_file);
+    if (!cfg) {
+      std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
+      return exit_usage;
+    }
+    opts.admin.ids.assign(opts.remainder.begin() + 1, opts.remainder.end());
+    if (!opts.queue.empty())
+      opts.admin.queue = opts.queue;
+    return outbox::run_admin_verb(verb, opts.admin, *cfg);
+  }
+  if (opts.remainder.size() != 1 || (verb != "migrate" && verb != "status")) {
     std::cerr << usage;
     return exit_usage;
   }

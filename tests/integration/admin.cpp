@@ -1,0 +1,142 @@
+#define CAF_SUITE integration.admin
+#include <caf/test/unit_test.hpp>
+
+#include <cstdio>
+
+#include "core/delivery_repository.hpp"
+#include "core/routing_repository.hpp"
+#include "tests/integration/child_process.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+struct fixture : cluster_fixture {
+  std::string path = "/tmp/" + queue_prefix + "admin.json";
+  delivery_repository repo{names};
+
+  fixture() {
+    write_config_file(path, R"({"e": [{"job": "J", "queue": "q", "retryDelaysSeconds": []}]})");
+  }
+  ~fixture() { std::remove(path.c_str()); }
+
+  std::pair<int, std::string> ctl(const std::string& args) {
+    return run_command("env -u OUTBOX_DATABASE_URL " + std::string{OUTBOXCTL_PATH}
+                       + " " + args + " --config " + path);
+  }
+
+  // n routed deliveries, claimed; returns the claimed jobs.
+  std::vector<job_to_send> dispatched(int n) {
+    routing_repository router{names, {make_route("e", "J", "q", {})}};
+    for (int i = 0; i < n; ++i)
+      publish("e", "{}");
+    if (!router.route_batch(db, 1000))
+      CAF_FAIL("routing failed");
+    auto c = repo.claim_batch(db, "q", 1000);
+    if (!c)
+      CAF_FAIL("claim failed");
+    return c->jobs;
+  }
+
+  void answer(const job_to_send& j, outcome o) {
+    send_result r{j.delivery_id, j.dispatch_id, j.job, o, "worker says no"};
+    if (!repo.apply_results(db, {r}))
+      CAF_FAIL("apply failed");
+  }
+
+  std::string status_of(int64_t id) {
+    return must_exec(db, "SELECT status FROM " + names.deliveries + " WHERE id = $1",
+                     {std::to_string(id)})
+      .text(0, 0);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(admin_tests, fixture)
+
+CAF_TEST(failed deliveries are listed retried and sent again) {
+  auto jobs = dispatched(3);
+  for (auto& j : jobs)
+    answer(j, outcome::retry); // no delays: failed at once
+  auto listed = ctl("failed");
+  CAF_CHECK_EQUAL(listed.first, 0);
+  CAF_CHECK_NOT_EQUAL(listed.second.find("delivery " + std::to_string(jobs[0].delivery_id)),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(listed.second.find("last error: worker says no"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(listed.second.find("3 failed deliveries shown"), std::string::npos);
+  auto none = ctl("expired --queue q");
+  CAF_CHECK_EQUAL(none.first, 0);
+  CAF_CHECK_NOT_EQUAL(none.second.find("no expired deliveries in queue q"),
+                      std::string::npos);
+  auto first = std::to_string(jobs[0].delivery_id);
+  auto one = ctl("retry " + first + " 99999999");
+  CAF_CHECK_EQUAL(one.first, 1);
+  CAF_CHECK_NOT_EQUAL(one.second.find("delivery 99999999: not found"), std::string::npos);
+  CAF_CHECK_EQUAL(status_of(jobs[0].delivery_id), "pending");
+  auto again = ctl("retry " + first);
+  CAF_CHECK_EQUAL(again.first, 1);
+  CAF_CHECK_NOT_EQUAL(again.second.find("not failed or expired"), std::string::npos);
+  auto all = ctl("retry --status failed --queue q");
+  CAF_CHECK_EQUAL(all.first, 0);
+  CAF_CHECK_NOT_EQUAL(all.second.find("retried 2 failed deliveries of queue q"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(count_status("pending"), 3);
+  auto attempts = must_exec(db, "SELECT max(attempts) FROM " + names.deliveries);
+  CAF_CHECK_EQUAL(attempts.int64(0, 0), 0);
+  // Sent again: a new claim gives new dispatch ids.
+  auto resent = repo.claim_batch(db, "q", 10);
+  CAF_REQUIRE(resent);
+  CAF_CHECK_EQUAL(resent->jobs.size(), 3u);
+  CAF_CHECK_NOT_EQUAL(resent->jobs[0].dispatch_id, jobs[0].dispatch_id);
+}
+
+CAF_TEST(forget deletes only final deliveries and their event) {
+  auto jobs = dispatched(2);
+  answer(jobs[0], outcome::completed);
+  auto pending_one = ctl("forget " + std::to_string(jobs[1].delivery_id));
+  CAF_CHECK_EQUAL(pending_one.first, 1);
+  CAF_CHECK_NOT_EQUAL(pending_one.second.find("still pending or dispatched"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(ctl("forget 99999999").first, 1);
+  auto done = ctl("forget " + std::to_string(jobs[0].delivery_id));
+  CAF_CHECK_EQUAL(done.first, 0);
+  auto events = must_exec(db, "SELECT count(*) FROM " + names.events);
+  CAF_CHECK_EQUAL(events.int64(0, 0), 1); // its event went with it
+  CAF_CHECK_EQUAL(ctl("forget").first, 2);
+  CAF_CHECK_EQUAL(ctl("forget 1 2").first, 2);
+}
+
+CAF_TEST(prune deletes old final deliveries and bad arguments are refused) {
+  auto jobs = dispatched(3);
+  answer(jobs[0], outcome::completed);
+  answer(jobs[1], outcome::failed);
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET finished_at = now() - interval '5 hours'"
+                    " WHERE finished_at IS NOT NULL");
+  must_exec(db, "UPDATE " + names.events + " SET routed_at = now() - interval '5 hours'");
+  CAF_CHECK_EQUAL(ctl("prune").first, 2);
+  CAF_CHECK_EQUAL(ctl("prune --hours -1").first, 2);
+  auto bogus = ctl("prune --hours 1 --status pending");
+  CAF_CHECK_EQUAL(bogus.first, 2);
+  CAF_CHECK_NOT_EQUAL(bogus.second.find("\"pending\" is not a final status"),
+                      std::string::npos);
+  auto young = ctl("prune --hours 6");
+  CAF_CHECK_EQUAL(young.first, 0);
+  CAF_CHECK_NOT_EQUAL(young.second.find("pruned 0 deliveries"), std::string::npos);
+  auto only_failed = ctl("prune --hours 4 --status failed");
+  CAF_CHECK_EQUAL(only_failed.first, 0);
+  CAF_CHECK_NOT_EQUAL(only_failed.second.find("pruned 1 deliveries and 1 events"),
+                      std::string::npos);
+  auto rest = ctl("prune --hours=4");
+  CAF_CHECK_NOT_EQUAL(rest.second.find("pruned 1 deliveries and 1 events"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 1); // the open one stays
+  CAF_CHECK_EQUAL(ctl("retry abc").first, 2);
+  CAF_CHECK_EQUAL(ctl("retry --status completed").first, 2);
+  CAF_CHECK_EQUAL(ctl("failed 12").first, 2);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

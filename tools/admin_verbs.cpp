@@ -1,0 +1,185 @@
+#include "tools/admin_verbs.hpp"
+
+#include <ctime>
+#include <iostream>
+
+#include "core/admin_repository.hpp"
+#include "core/errors.hpp"
+#include "core/pg_connection.hpp"
+#include "core/status_repository.hpp"
+
+namespace outbox {
+
+namespace {
+
+constexpr int exit_failure = 1;
+constexpr int exit_usage = 2;
+
+int usage(const std::string& why) {
+  std::cerr << "outboxctl: " << why << "\n";
+  return exit_usage;
+}
+
+int db_failed(const std::string& verb, const caf::error& err) {
+  std::cerr << "outboxctl " << verb << ": " << render(err) << "\n";
+  return exit_failure;
+}
+
+// Times in the operator's own time zone (TZ), as they read them elsewhere.
+std::string local_time(int64_t unix_seconds) {
+  if (unix_seconds == 0)
+    return "-";
+  std::time_t t = unix_seconds;
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S %Z", &tm);
+  return buf;
+}
+
+std::optional<std::vector<int64_t>> parse_ids(const std::vector<std::string>& xs) {
+  std::vector<int64_t> out;
+  for (auto& x : xs) {
+    if (x.empty() || x.size() > 18 || x.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    out.push_back(std::stoll(x));
+  }
+  return out;
+}
+
+int list(pg_connection& db, admin_repository& repo, const std::string& status,
+         const admin_args& a) {
+  if (a.limit < 1 || a.limit > 100000)
+    return usage("--limit must be 1..100000");
+  auto rows = repo.list(db, status, a.queue, static_cast<int32_t>(a.limit));
+  if (!rows)
+    return db_failed(status, rows.error());
+  if (rows->empty()) {
+    std::cout << "no " << status << " deliveries"
+              << (a.queue ? " in queue " + *a.queue : "") << "\n";
+    return 0;
+  }
+  for (auto& r : *rows)
+    std::cout << "delivery " << r.delivery_id << "  event " << r.event_id << "  "
+              << r.event_type << (r.key.empty() ? "" : "  key " + r.key) << "\n"
+              << "  job " << r.job << "  queue " << r.queue << "  attempts "
+              << r.attempts << "\n"
+              << "  created " << local_time(r.created_at) << "  " << status << " "
+              << local_time(r.finished_at) << "\n"
+              << "  last error: " << (r.last_error.empty() ? "-" : r.last_error)
+              << "\n";
+  std::cout << rows->size() << " " << status << " deliveries shown"
+            << (static_cast<int64_t>(rows->size()) == a.limit ? " (--limit reached)"
+                                                              : "")
+            << "\n";
+  return 0;
+}
+
+int retry(pg_connection& db, admin_repository& repo, const admin_args& a) {
+  if (!a.ids.empty()) {
+    if (!a.statuses.empty() || a.queue)
+      return usage("retry takes ids or --status [--queue], not both");
+    auto ids = parse_ids(a.ids);
+    if (!ids)
+      return usage("retry: ids must be positive integers");
+    auto verdicts = repo.retry(db, *ids);
+    if (!verdicts)
+      return db_failed("retry", verdicts.error());
+    int rc = 0;
+    for (size_t i = 0; i < ids->size(); ++i) {
+      auto v = (*verdicts)[i];
+      if (v == admin_verdict::done)
+        std::cout << "delivery " << (*ids)[i] << ": back to pending, sent again "
+                     "with its attempts reset\n";
+      else {
+        rc = exit_failure;
+        std::cerr << "delivery " << (*ids)[i] << ": "
+                  << (v == admin_verdict::unknown
+                        ? "not found"
+                        : "not failed or expired: only those can be retried")
+                  << "\n";
+      }
+    }
+    return rc;
+  }
+  if (a.statuses.size() != 1
+      || (a.statuses[0] != "failed" && a.statuses[0] != "expired"))
+    return usage("retry needs delivery ids, or --status failed|expired "
+                 "[--queue Q]");
+  auto n = repo.retry_all(db, a.statuses[0], a.queue);
+  if (!n)
+    return db_failed("retry", n.error());
+  std::cout << "retried " << *n << " " << a.statuses[0] << " deliveries"
+            << (a.queue ? " of queue " + *a.queue : "") << "\n";
+  return 0;
+}
+
+int forget(pg_connection& db, admin_repository& repo, const admin_args& a) {
+  auto ids = parse_ids(a.ids);
+  if (!ids || ids->size() != 1)
+    return usage("forget takes exactly one delivery id");
+  auto v = repo.forget(db, ids->front());
+  if (!v)
+    return db_failed("forget", v.error());
+  switch (*v) {
+    case admin_verdict::done:
+      std::cout << "delivery " << ids->front()
+                << " deleted (and its event, if no other delivery had it)\n";
+      return 0;
+    case admin_verdict::unknown:
+      std::cerr << "delivery " << ids->front() << ": not found\n";
+      return exit_failure;
+    default:
+      std::cerr << "delivery " << ids->front()
+                << ": still pending or dispatched; only final deliveries can "
+                   "be forgotten\n";
+      return exit_failure;
+  }
+}
+
+int prune(pg_connection& db, admin_repository& repo, const admin_args& a) {
+  if (a.hours < 0)
+    return usage("prune needs --hours N (N >= 0)");
+  if (a.hours > 24 * 365 * 100)
+    return usage("--hours is too large");
+  auto statuses = a.statuses;
+  if (statuses.empty())
+    statuses = {"completed", "failed", "expired", "superseded"};
+  for (auto& s : statuses)
+    if (s != "completed" && s != "failed" && s != "expired" && s != "superseded")
+      return usage("--status: \"" + s
+                   + "\" is not a final status (completed, failed, expired, "
+                     "superseded)");
+  auto r = repo.prune(db, a.hours, statuses);
+  if (!r)
+    return db_failed("prune", r.error());
+  std::cout << "pruned " << r->deliveries << " deliveries and " << r->events
+            << " events older than " << a.hours << " hours\n";
+  return 0;
+}
+
+} // namespace
+
+bool is_admin_verb(const std::string& verb) {
+  return verb == "failed" || verb == "expired" || verb == "retry"
+         || verb == "forget" || verb == "prune";
+}
+
+int run_admin_verb(const std::string& verb, const admin_args& args,
+                   const config& cfg) {
+  if ((verb == "failed" || verb == "expired" || verb == "prune") && !args.ids.empty())
+    return usage(verb + " takes no ids");
+  auto db = pg_connection::connect(cfg.database_url);
+  if (!db)
+    return db_failed(verb, db.error());
+  admin_repository repo{cfg.names};
+  if (verb == "failed" || verb == "expired")
+    return list(*db, repo, verb, args);
+  if (verb == "retry")
+    return retry(*db, repo, args);
+  if (verb == "forget")
+    return forget(*db, repo, args);
+  return prune(*db, repo, args);
+}
+
+} // namespace outbox

@@ -1,0 +1,28 @@
+// outboxctl's operator verbs over the database: failed, expired, retry,
+// forget, prune. Each returns the process exit code: 0 done, 1 the database
+// refused or some ids could not be handled, 2 bad arguments.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+
+namespace outbox {
+
+struct admin_args {
+  std::vector<std::string> ids;      ///< positional ids after the verb
+  std::optional<std::string> queue;  ///< --queue
+  std::vector<std::string> statuses; ///< --status
+  int64_t hours = -1;                ///< --hours (prune)
+  int64_t limit = 100;               ///< --limit (listings)
+};
+
+int run_admin_verb(const std::string& verb, const admin_args& args,
+                   const config& cfg);
+
+/// True for the verbs run_admin_verb knows.
+bool is_admin_verb(const std::string& verb);
+
+} // namespace outbox
