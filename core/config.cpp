@@ -159,7 +159,7 @@ void read_rules(const json& obj, const std::string& path, problems& errs,
 }
 
 void read_route(const json& obj, const std::string& event_type,
-                const std::string& path, problems& errs,
+                const std::string& path, int64_t default_ttl, problems& errs,
                 std::vector<route>& out) {
   if (!obj.IsObject()) {
     errs.add(path, obj, "must be an object");
@@ -171,6 +171,7 @@ void read_route(const json& obj, const std::string& event_type,
              errs);
   route r;
   r.event_type = event_type;
+  r.rules.ttl_seconds = default_ttl; // the route's own ttlSeconds wins
   for (auto key : {"job", "queue"})
     if (!obj.HasMember(key))
       errs.add(path + "." + key, "is required");
@@ -187,7 +188,8 @@ void read_route(const json& obj, const std::string& event_type,
   out.push_back(std::move(r));
 }
 
-void read_routes(const json& v, problems& errs, std::vector<route>& out) {
+void read_routes(const json& v, int64_t default_ttl, problems& errs,
+                 std::vector<route>& out) {
   if (!v.IsObject()) {
     errs.add("routes", v, "must be an object of event type -> list of routes");
     return;
@@ -202,8 +204,8 @@ void read_routes(const json& v, problems& errs, std::vector<route>& out) {
       continue;
     }
     for (rapidjson::SizeType i = 0; i < m.value.Size(); ++i)
-      read_route(m.value[i], type, path + "[" + std::to_string(i) + "]", errs,
-                 out);
+      read_route(m.value[i], type, path + "[" + std::to_string(i) + "]",
+                 default_ttl, errs, out);
   }
 }
 
@@ -238,7 +240,7 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
   check_keys(doc, "",
              {"databaseUrl", "amqpUrl", "eventsTableName",
               "deliveriesTableName", "migrationsTableName",
-              "publishFunctionName", "batchSize", "routes"},
+              "publishFunctionName", "batchSize", "ttlSeconds", "routes"},
              errs);
   for (auto [key, out] :
        {std::pair{"databaseUrl", &cfg.database_url},
@@ -263,8 +265,14 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
       && read_int(it->value, "batchSize", 1, 10000,
                   "must be an integer from 1 to 10000", errs, n))
     cfg.batch_size = static_cast<int32_t>(n);
+  int64_t default_ttl = 0;
+  if (auto it = doc.FindMember("ttlSeconds");
+      it != doc.MemberEnd()
+      && read_int(it->value, "ttlSeconds", 0, INT32_MAX,
+                  "must be an integer >= 0", errs, n))
+    default_ttl = n;
   if (auto it = doc.FindMember("routes"); it != doc.MemberEnd())
-    read_routes(it->value, errs, cfg.routes);
+    read_routes(it->value, default_ttl, errs, cfg.routes);
   else
     errs.add("routes", "is required");
 }

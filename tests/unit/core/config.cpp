@@ -167,3 +167,18 @@ CAF_TEST(text that is not json is unreadable with its offset) {
   CAF_CHECK_NOT_EQUAL(render(missing.error()).find("cannot open config file"),
                       std::string::npos);
 }
+
+CAF_TEST(a top level time to live is the default of every route) {
+  auto cfg = parse_config(R"({"ttlSeconds": 600, "routes": {"e": [
+    {"job": "A", "queue": "q"},
+    {"job": "B", "queue": "q", "ttlSeconds": 60},
+    {"job": "C", "queue": "q", "ttlSeconds": 0}]}})",
+                          no_env);
+  CAF_REQUIRE(cfg);
+  CAF_CHECK_EQUAL(cfg->routes.at(0).rules.ttl_seconds, 600);
+  CAF_CHECK_EQUAL(cfg->routes.at(1).rules.ttl_seconds, 60);
+  CAF_CHECK_EQUAL(cfg->routes.at(2).rules.ttl_seconds, 0); // never expires
+  CAF_CHECK_NOT_EQUAL(errors_of(R"({"ttlSeconds": -1, "routes": {}})")
+                        .find("ttlSeconds = -1: must be an integer >= 0"),
+                      std::string::npos);
+}
