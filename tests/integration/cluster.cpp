@@ -53,6 +53,30 @@ CAF_TEST(retry delays of one and one give exactly three sends) {
   CAF_CHECK_EQUAL(worker.seen_for(d.at(0).first).size(), 3u); // no fourth
 }
 
+CAF_TEST(a repeating last delay backs off until the time to live) {
+  auto q = queue("backoff");
+  auto r = make_route("e", "Backoff", q, {1, 2});
+  r.rules.repeat_last_delay = true;
+  r.rules.ttl_seconds = 6;
+  running_node node{make_config({r})};
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::retry;
+                     }};
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("expired") == 1; }));
+  auto sends = worker.seen();
+  // Sends at about 0, 1, 3 and 5 s: the delays 1, 2, then 2 again; the
+  // next would start after the time to live, so the last one says so.
+  CAF_REQUIRE_GREATER_OR_EQUAL(sends.size(), 3u);
+  CAF_CHECK_LESS_OR_EQUAL(sends.size(), 4u);
+  CAF_CHECK_GREATER_OR_EQUAL(sends[1].received_at - sends[0].received_at, 0.9);
+  for (size_t i = 2; i < sends.size(); ++i)
+    CAF_CHECK_GREATER_OR_EQUAL(sends[i].received_at - sends[i - 1].received_at, 1.9);
+  for (size_t i = 0; i + 1 < sends.size(); ++i)
+    CAF_CHECK_EQUAL(sends[i].last_attempt, false);
+  CAF_CHECK_EQUAL(sends.back().last_attempt, true);
+}
+
 CAF_TEST(no retry delays fail at the first error) {
   auto q = queue("once");
   running_node node{make_config({make_route("e", "Once", q, {})})};

@@ -94,6 +94,9 @@ void test_worker::run() {
       consumer->reject((*m)->delivery_tag);
       continue;
     }
+    job.received_at = std::chrono::duration<double>(
+                        steady_clock::now().time_since_epoch())
+                        .count();
     {
       std::lock_guard<std::mutex> guard{mtx_};
       seen_.push_back(job);

@@ -18,6 +18,7 @@ struct job_seen {
   int64_t event_id = 0;
   std::string dispatch_id, job, event_type, payload_json;
   bool last_attempt = false;
+  double received_at = 0; ///< seconds (steady clock) when it arrived
   // AMQP properties
   std::string message_id, correlation_id, type;
 };
