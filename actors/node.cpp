@@ -105,9 +105,10 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
     auto routes = std::make_shared<db_routing_store>(cfg.database_url,
                                                      cfg.names, cfg.routes);
     n->router_ = sys.spawn<caf::detached>(router, routes, cfg.batch_size, local,
-                                          settings, n->agent_);
+                                          settings, n->agent_,
+                                          cfg.deliver_immediately);
     info.actors.push_back({"router", "router", "", n->router_});
-    if (!opts.once)
+    if (!opts.once && cfg.deliver_immediately)
       n->listener_ = sys.spawn(notify_listener, cfg.database_url,
                                cfg.names.notify_channel(), n->router_);
   }

@@ -67,10 +67,12 @@ router_actor::behavior_type
 router(router_actor::stateful_pointer<pass_state> self,
        std::shared_ptr<routing_store> store, int32_t batch_size,
        std::vector<dispatcher_entry> local, pass_settings settings,
-       node_agent_actor agent) {
+       node_agent_actor agent, bool wake_dispatchers) {
   auto directory = std::make_shared<dispatcher_directory>();
   directory->local = std::move(local);
-  auto wake = [self, directory](const std::string& queue) {
+  auto wake = [self, directory, wake_dispatchers](const std::string& queue) {
+    if (!wake_dispatchers)
+      return;
     for (auto& d : directory->for_queue(queue))
       self->send(d, wake_atom::value);
   };

@@ -12,11 +12,12 @@ namespace outbox {
 
 /// Spawn with caf::detached when `store` is the database.
 /// `local` are the dispatchers of this node; the status actor adds the
-/// cluster's through peers messages.
+/// cluster's through peers messages. With `wake_dispatchers` false
+/// (deliverImmediately: false) the dispatchers are left to their timers.
 router_actor::behavior_type
 router(router_actor::stateful_pointer<pass_state> self,
        std::shared_ptr<routing_store> store, int32_t batch_size,
        std::vector<dispatcher_entry> local, pass_settings settings,
-       node_agent_actor agent);
+       node_agent_actor agent, bool wake_dispatchers);
 
 } // namespace outbox

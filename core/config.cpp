@@ -240,7 +240,8 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
   check_keys(doc, "",
              {"databaseUrl", "amqpUrl", "eventsTableName",
               "deliveriesTableName", "migrationsTableName",
-              "publishFunctionName", "batchSize", "ttlSeconds", "routes"},
+              "publishFunctionName", "batchSize", "ttlSeconds",
+              "deliverImmediately", "routes"},
              errs);
   for (auto [key, out] :
        {std::pair{"databaseUrl", &cfg.database_url},
@@ -265,6 +266,12 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
       && read_int(it->value, "batchSize", 1, 10000,
                   "must be an integer from 1 to 10000", errs, n))
     cfg.batch_size = static_cast<int32_t>(n);
+  if (auto it = doc.FindMember("deliverImmediately"); it != doc.MemberEnd()) {
+    if (it->value.IsBool())
+      cfg.deliver_immediately = it->value.GetBool();
+    else
+      errs.add("deliverImmediately", it->value, "must be true or false");
+  }
   int64_t default_ttl = 0;
   if (auto it = doc.FindMember("ttlSeconds");
       it != doc.MemberEnd()

@@ -19,6 +19,10 @@ struct config {
   std::string amqp_url = "amqp://guest:guest@127.0.0.1:5672/";
   schema_names names;
   int32_t batch_size = 100;
+  /// true: an insert's NOTIFY wakes the router, which wakes the dispatchers,
+  /// so an event goes from commit to the broker without waiting for a poll;
+  /// false: only the periodic passes (--sleep) move events on.
+  bool deliver_immediately = true;
   std::vector<route> routes;
 
   /// Returns the routes of one event type (empty if it has none).

@@ -39,6 +39,7 @@ struct bench_config : cli_config {
           routes = 1, batch_size = 100, dispatchers = 1, workers = 4,
           backlog = 200000, latency_events = 2000;
   double rate_fraction = 0.2;
+  bool polling_only = false;
   bench_config() {
     opt_group{options(), "global"}
       .add(database_url, "database-url", "libpq URL of the database")
@@ -56,7 +57,8 @@ struct bench_config : cli_config {
       .add(cluster, "cluster", "one (all roles in one process) or three")
       .add(backlog, "backlog", "pending deliveries of the drain phase")
       .add(latency_events, "latency-events", "events of the latency phase")
-      .add(rate_fraction, "rate-fraction", "latency rate as a share of A");
+      .add(rate_fraction, "rate-fraction", "latency rate as a share of A")
+      .add(polling_only, "polling-only", "deliverImmediately: false");
   }
 };
 
@@ -92,7 +94,8 @@ void write_config(const bench_config& o, setup& s) {
       << "\", \"deliveriesTableName\": \"" << s.names.deliveries
       << "\", \"migrationsTableName\": \"" << s.names.migrations
       << "\", \"publishFunctionName\": \"" << s.names.publish_function
-      << "\", \"batchSize\": " << o.batch_size << ", \"routes\": {\"bench.event\": [";
+      << "\", \"batchSize\": " << o.batch_size << ", \"deliverImmediately\": "
+      << (o.polling_only ? "false" : "true") << ", \"routes\": {\"bench.event\": [";
   for (int64_t r = 0; r < o.routes; ++r)
     out << (r ? ", " : "") << "{\"job\": \"BenchJob" << r << "\", \"queue\": \""
         << s.queues[static_cast<size_t>(r % o.queues)]
@@ -222,7 +225,7 @@ int main(int argc, char** argv) {
                {"routesPerEvent", o.routes}, {"batchSize", o.batch_size},
                {"dispatchers", o.dispatchers}, {"workersPerQueue", o.workers},
                {"backlog", o.backlog}, {"latencyEvents", o.latency_events}};
-  rep.cluster = o.cluster;
+  rep.cluster = o.cluster + (o.polling_only ? " polling-only" : "");
 
   // A: producers only (events of a type without routes: nobody routes them).
   std::cerr << "A: producers only\n";

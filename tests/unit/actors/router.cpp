@@ -26,7 +26,7 @@ struct fixture : actor_fixture {
   router_actor spawn_router(pass_settings s, int32_t batch = 100) {
     return sys.spawn(router, store, batch,
                      std::vector<dispatcher_entry>{{"a", da}, {"b", db}}, s,
-                     node_agent_actor{});
+                     node_agent_actor{}, true);
   }
 };
 
@@ -44,6 +44,15 @@ CAF_TEST(a routing pass wakes the dispatchers of queues that got deliveries) {
   disallow((wake_atom), from(r).to(db));
   CAF_CHECK_EQUAL(store->calls, 1);
   CAF_CHECK_EQUAL(pass_state_of(r).metrics.rows, 3);
+}
+
+CAF_TEST(without immediate delivery the dispatchers are left to their timers) {
+  store->script.push_back(routed(3, {{"a", 2}}));
+  auto r = sys.spawn(router, store, 100,
+                     std::vector<dispatcher_entry>{{"a", da}, {"b", db}},
+                     manual_passes(), node_agent_actor{}, false);
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 3);
+  disallow((wake_atom), from(r).to(da));
 }
 
 CAF_TEST(dispatchers learned from the cluster are woken too) {

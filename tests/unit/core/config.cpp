@@ -182,3 +182,15 @@ CAF_TEST(a top level time to live is the default of every route) {
                         .find("ttlSeconds = -1: must be an integer >= 0"),
                       std::string::npos);
 }
+
+CAF_TEST(immediate delivery is on unless switched off) {
+  auto on = parse_config(R"({"routes": {}})", no_env);
+  CAF_REQUIRE(on);
+  CAF_CHECK_EQUAL(on->deliver_immediately, true);
+  auto off = parse_config(R"({"deliverImmediately": false, "routes": {}})", no_env);
+  CAF_REQUIRE(off);
+  CAF_CHECK_EQUAL(off->deliver_immediately, false);
+  CAF_CHECK_NOT_EQUAL(errors_of(R"({"deliverImmediately": "no", "routes": {}})")
+                        .find("deliverImmediately = \"no\": must be true or false"),
+                      std::string::npos);
+}
