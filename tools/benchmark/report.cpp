@@ -30,12 +30,12 @@ std::string report::table() const {
   for (auto& [k, v] : knobs)
     out << " " << k << "=" << v;
   out << " cluster=" << cluster << "\n\n";
-  out << "measure                                   value                 target\n";
+  out << "measure                                   value                     target\n";
   auto row = [&](const std::string& name, const std::string& value,
                  const std::string& target = "") {
     std::string n = name, v = value;
     n.resize(42, ' ');
-    v.resize(22, ' ');
+    v.resize(26, ' ');
     out << n << v << target << "\n";
   };
   row("A  producers only (events/s)", fmt("%.0f", baseline_a));
