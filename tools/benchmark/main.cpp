@@ -20,7 +20,7 @@
 #include "core/migrations.hpp"
 #include "core/pg_connection.hpp"
 #include "core/wire.hpp"
-#include "tools/benchmark/process.hpp"
+#include "tools/child_process.hpp"
 #include "tools/benchmark/producers.hpp"
 #include "tools/benchmark/report.hpp"
 #include "tools/benchmark/stats.hpp"
@@ -106,14 +106,14 @@ void write_config(const bench_config& o, setup& s) {
 // The relay under test: one process with every role, or three nodes; plus
 // extra dispatcher processes when asked.
 struct relay {
-  std::vector<std::unique_ptr<process>> procs;
+  std::vector<std::unique_ptr<child_process>> procs;
 
   relay(const bench_config& o, const setup& s, const std::string& tag) {
     auto port = std::to_string(20000 + getpid() % 20000);
     auto log = "/tmp/" + s.prefix + tag;
     auto start = [&](std::vector<std::string> args, const std::string& name) {
       args.insert(args.begin(), {"--config", s.config_path, "--log-level", "warn"});
-      procs.push_back(std::make_unique<process>(o.outboxd, args, log + name + ".log"));
+      procs.push_back(std::make_unique<child_process>(o.outboxd, args, log + name + ".log"));
     };
     if (o.cluster == "three") {
       start({"--roles", "status", "--listen", port}, "status");

@@ -1,0 +1,109 @@
+#include "tools/child_process.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace outbox {
+
+child_process::child_process(const std::string& path,
+                             const std::vector<std::string>& args,
+                             const std::string& log_file) {
+  std::vector<std::string> store{path};
+  store.insert(store.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : store)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    unsetenv("OUTBOX_DATABASE_URL");
+    unsetenv("OUTBOX_AMQP_URL");
+    // The parent may block signals; the child must start clean.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execv(path.c_str(), argv.data());
+    _exit(127);
+  }
+}
+
+child_process::~child_process() {
+  if (pid_ > 0)
+    stop();
+}
+
+void child_process::signal(int sig) {
+  if (pid_ > 0)
+    ::kill(pid_, sig);
+}
+
+int child_process::wait(int timeout_seconds) {
+  if (pid_ <= 0)
+    return -1;
+  auto until = std::chrono::steady_clock::now()
+               + std::chrono::seconds{timeout_seconds};
+  int st = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    if (waitpid(pid_, &st, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  return -1;
+}
+
+int child_process::stop() {
+  signal(SIGTERM);
+  auto rc = wait(30);
+  if (rc != -1 || pid_ <= 0)
+    return rc;
+  signal(SIGKILL);
+  return wait(30);
+}
+
+double child_process::peak_rss_mib() const {
+  std::ifstream in{"/proc/" + std::to_string(pid_) + "/status"};
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::stod(line.substr(6)) / 1024.0; // kB
+  return 0;
+}
+
+double child_process::cpu_seconds() const {
+  std::ifstream in{"/proc/" + std::to_string(pid_) + "/stat"};
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos)
+    return 0;
+  // Fields after the command name (which may hold spaces): state is 3rd,
+  // utime the 14th and stime the 15th.
+  std::istringstream rest{text.substr(close + 2)};
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14)
+      utime = std::stol(field);
+    if (i == 15)
+      stime = std::stol(field);
+  }
+  return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
+} // namespace outbox

@@ -1,0 +1,42 @@
+// A child process of the tests and the benchmark (outboxd, workers): output
+// appended to a log file, signals on demand, exit status on wait, and what
+// it cost (peak RSS, CPU seconds) read from /proc while it runs.
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace outbox {
+
+class child_process {
+public:
+  /// Starts `path args...` with stdout and stderr appended to `log_file`,
+  /// with signals unblocked. OUTBOX_DATABASE_URL/OUTBOX_AMQP_URL are unset:
+  /// the config file the child is given rules.
+  child_process(const std::string& path, const std::vector<std::string>& args,
+                const std::string& log_file);
+  ~child_process(); ///< stop(), if it still runs
+
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  void signal(int sig);
+
+  /// Waits for the exit; the exit code, or 128 + signal, or -1 on timeout.
+  int wait(int timeout_seconds = 30);
+
+  /// SIGTERM, then SIGKILL after 30 s; returns the exit status as wait().
+  int stop();
+
+  /// Peak resident set size in MiB (VmHWM).
+  double peak_rss_mib() const;
+
+  /// User + system CPU seconds so far.
+  double cpu_seconds() const;
+
+private:
+  pid_t pid_ = -1;
+};
+
+} // namespace outbox
