@@ -1,5 +1,6 @@
 #include "actors/dispatcher.hpp"
 
+#include "core/lifecycle_log.hpp"
 #include "core/logging.hpp"
 #include "core/wire.hpp"
 
@@ -51,6 +52,7 @@ private:
       auto status = i < statuses.size() ? statuses[i] : publish_status::lost;
       if (status == publish_status::confirmed) {
         ++out.rows;
+        log_published(jobs[i]);
         continue;
       }
       ++out.counters[to_string(status)];
@@ -62,7 +64,11 @@ private:
     // If this fails too, they stay dispatched and the sweeper retries them
     // at their timeout: later, but nothing is lost.
     auto applied = store_->apply_results(failures);
-    return applied ? caf::error{} : applied.error();
+    if (!applied)
+      return applied.error();
+    for (auto& t : applied->transitions)
+      log_transition("dispatcher", t);
+    return caf::none;
   }
 
   send_result failed_send(const job_to_send& j, publish_status status) {

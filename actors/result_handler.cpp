@@ -1,6 +1,7 @@
 #include "actors/result_handler.hpp"
 
 #include "core/errors.hpp"
+#include "core/lifecycle_log.hpp"
 #include "core/logging.hpp"
 #include "core/wire.hpp"
 
@@ -92,6 +93,8 @@ private:
                               results[i].delivery_id, kv(results[i].job),
                               to_string(results[i].result));
     }
+    for (auto& t : applied->transitions)
+      log_transition("results", t);
     out.counters["completed"] += applied->completed;
     out.counters["retried"] += applied->retried;
     out.counters["failed"] += applied->failed;

@@ -1,5 +1,6 @@
 #include "actors/sweeper.hpp"
 
+#include "core/lifecycle_log.hpp"
 #include "core/logging.hpp"
 
 namespace outbox {
@@ -19,6 +20,8 @@ public:
       out.error = swept.error();
       return out;
     }
+    for (auto& t : swept->transitions)
+      log_transition("sweeper", t);
     out.rows = swept->timed_out + swept->expired;
     out.more = swept->timed_out >= batch_size_ || swept->expired >= batch_size_;
     out.counters["timed_out"] = swept->timed_out;

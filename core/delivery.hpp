@@ -22,7 +22,19 @@ struct job_to_send {
   std::string payload; ///< the merged payload if coalescing merged one
   std::string content_type;
   std::string headers_json; ///< "" when the event has none
+  int32_t attempts = 0;     ///< failed attempts before this send
   bool last_attempt = false;
+};
+
+/// A delivery that changed state in a pass, for the lifecycle log lines.
+struct delivery_transition {
+  int64_t event_id = 0;
+  int64_t delivery_id = 0;
+  std::string job;
+  std::string queue;
+  std::string status; ///< pending (a retry), completed, failed, expired
+  int32_t attempts = 0;
+  std::optional<time_point> next_try; ///< for a retry
 };
 
 /// What a worker (or the relay itself) reports about one send.

@@ -60,7 +60,7 @@ constexpr const char* decision_columns = R"sql(
   id, status, COALESCE(dispatch_id::text, ''), job, attempts,
   retry_delays::text, repeat_last_delay,
   (extract(epoch FROM expires_at) * 1000000)::bigint,
-  (extract(epoch FROM now()) * 1000000)::bigint
+  (extract(epoch FROM now()) * 1000000)::bigint, event_id, queue
 )sql";
 
 // Results lock their deliveries in id order (no deadlock between handlers).
@@ -91,7 +91,7 @@ UPDATE {{deliveries}} d
 SET status = 'expired', finished_at = now(),
     last_error = 'time to live ran out before sending'
 FROM x WHERE d.id = x.id
-RETURNING d.id
+RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
 )sql";
 
 // Applies decided transitions; the WHERE clause re-checks status and
@@ -136,8 +136,8 @@ std::optional<time_point> optional_micros(const pg_rows& rows, int r, int c) {
 
 // One row of decision_columns.
 struct locked_delivery {
-  int64_t id;
-  std::string status, dispatch_id, job;
+  int64_t id, event_id;
+  std::string status, dispatch_id, job, queue;
   int32_t attempts;
   delivery_rules rules;
   std::optional<time_point> expires_at;
@@ -155,12 +155,15 @@ locked_delivery read_locked(const pg_rows& rows, int i) {
   d.rules.repeat_last_delay = rows.text(i, 6) == "t";
   d.expires_at = optional_micros(rows, i, 7);
   d.now = from_micros(rows.int64(i, 8));
+  d.event_id = rows.int64(i, 9);
+  d.queue = rows.text(i, 10);
   return d;
 }
 
 // A decided transition, as the update statement's arrays take it.
 struct transition_batch {
   std::vector<pg_param> ids, dispatch_ids, statuses, attempts, available, reasons;
+  std::vector<delivery_transition> done;
 
   void add(const locked_delivery& d, const char* status, int32_t attempts_now,
            std::optional<time_point> available_at, pg_param reason) {
@@ -175,6 +178,8 @@ struct transition_batch {
           .count())}
                    : std::nullopt);
     reasons.push_back(std::move(reason));
+    done.push_back({d.event_id, d.id, d.job, d.queue, status, attempts_now,
+                    available_at});
   }
 
   // Adds the retry-or-fail (or expire) transition after a failed attempt.
@@ -301,6 +306,7 @@ delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
     j.payload = rows->text(i, 7);
     j.content_type = rows->text(i, 8);
     j.headers_json = rows->text(i, 9);
+    j.attempts = static_cast<int32_t>(rows->int64(i, 10));
     delivery_rules rules;
     rules.retry_delays_seconds = parse_pg_int_array(rows->text(i, 11));
     rules.repeat_last_delay = rows->text(i, 12) == "t";
@@ -338,6 +344,7 @@ delivery_repository::apply_results(pg_connection& conn,
         out.verdicts[i] = decide_result(rs[i], it->second, batch, out);
     if (auto err = apply_transitions(conn, "apply_results", update_sql_, batch))
       return err;
+    out.transitions = std::move(batch.done);
     return out;
   });
 }
@@ -359,11 +366,18 @@ caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
     }
     if (auto err = apply_transitions(conn, "apply_timeouts", update_sql_, batch))
       return err;
+    out.transitions = std::move(batch.done);
     auto expired = conn.exec_prepared("expire_pending", expire_sql_,
                                       {std::to_string(batch_size)});
     if (!expired)
       return expired.error();
     out.expired += expired->size();
+    for (int i = 0; i < expired->size(); ++i)
+      out.transitions.push_back({expired->int64(i, 1), expired->int64(i, 0),
+                                 expired->text(i, 2), expired->text(i, 3),
+                                 "expired",
+                                 static_cast<int32_t>(expired->int64(i, 4)),
+                                 std::nullopt});
     return out;
   });
 }

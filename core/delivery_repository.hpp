@@ -24,12 +24,14 @@ struct claim_result {
 struct apply_result {
   std::vector<result_verdict> verdicts; ///< one per input, same order
   int64_t completed = 0, retried = 0, failed = 0, expired = 0;
+  std::vector<delivery_transition> transitions;
 };
 
 struct sweep_result {
   int64_t timed_out = 0; ///< dispatched past delivery_timeout_at
   int64_t retried = 0, failed = 0;
   int64_t expired = 0;   ///< timed-out or pending ones past their TTL
+  std::vector<delivery_transition> transitions;
 };
 
 class delivery_repository {

@@ -18,6 +18,30 @@ CAF_TEST(a completed result closes only its own delivery) {
   CAF_CHECK_EQUAL(count_status("dispatched"), 1);
 }
 
+CAF_TEST(applied results report each transition for the lifecycle log) {
+  make_deliveries(2, {60}, "lq");
+  auto c = claim("lq");
+  CAF_CHECK_EQUAL(c.jobs[0].attempts, 0);
+  auto a = apply({result_of(c.jobs[0], outcome::completed),
+                  result_of(c.jobs[1], outcome::retry)});
+  CAF_REQUIRE_EQUAL(a.transitions.size(), 2u);
+  auto& done = a.transitions[0];
+  CAF_CHECK_EQUAL(done.delivery_id, c.jobs[0].delivery_id);
+  CAF_CHECK_EQUAL(done.event_id, c.jobs[0].event_id);
+  CAF_CHECK_EQUAL(done.queue, "lq");
+  CAF_CHECK_EQUAL(done.job, "J");
+  CAF_CHECK_EQUAL(done.status, "completed");
+  CAF_CHECK(!done.next_try);
+  auto& retry = a.transitions[1];
+  CAF_CHECK_EQUAL(retry.status, "pending");
+  CAF_CHECK_EQUAL(retry.attempts, 1);
+  CAF_REQUIRE(retry.next_try);
+  auto ahead = std::chrono::duration_cast<std::chrono::seconds>(
+                 *retry.next_try - std::chrono::system_clock::now())
+                 .count();
+  CAF_CHECK(ahead >= 55 && ahead <= 60); // the route's 60 s delay
+}
+
 CAF_TEST(a retry schedule of two delays gives exactly three sends) {
   make_deliveries(1, {1, 1});
   std::vector<bool> last_flags;
@@ -101,6 +125,9 @@ CAF_TEST(a timed out dispatch counts as a failed attempt) {
   CAF_REQUIRE(s);
   CAF_CHECK_EQUAL(s->timed_out, 2);
   CAF_CHECK_EQUAL(s->retried, 2);
+  CAF_REQUIRE_EQUAL(s->transitions.size(), 2u);
+  CAF_CHECK_EQUAL(s->transitions[0].status, "pending");
+  CAF_CHECK(s->transitions[0].next_try.has_value());
   CAF_CHECK_EQUAL(count_status("pending"), 2);
   auto again = repo.sweep(db, 100);
   CAF_REQUIRE(again);
@@ -115,6 +142,10 @@ CAF_TEST(the sweep expires waiting deliveries past their time to live) {
   auto s = repo.sweep(db, 100);
   CAF_REQUIRE(s);
   CAF_CHECK_EQUAL(s->expired, 2);
+  CAF_REQUIRE_EQUAL(s->transitions.size(), 2u);
+  CAF_CHECK_EQUAL(s->transitions[1].status, "expired");
+  CAF_CHECK_EQUAL(s->transitions[1].queue, "q");
+  CAF_CHECK(s->transitions[1].event_id > 0);
   CAF_CHECK_EQUAL(count_status("expired"), 2);
   CAF_CHECK_EQUAL(count_status("pending"), 1);
 }
