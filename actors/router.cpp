@@ -3,6 +3,7 @@
 #include <functional>
 #include <set>
 
+#include "core/lifecycle_log.hpp"
 #include "core/logging.hpp"
 
 namespace outbox {
@@ -41,6 +42,8 @@ public:
       out.error = routed.error();
       return out;
     }
+    for (auto& s : routed->superseded)
+      log_superseded(s);
     for (auto& [queue, n] : routed->per_queue)
       if (n > 0)
         wake_(queue);

@@ -6,6 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/lifecycle_log.hpp"
 #include "core/pg_connection.hpp"
 #include "core/timestamp.hpp"
 
@@ -116,7 +117,9 @@ caf::expected<int64_t> db_event_store::add(pg_conn* native, const event& ev) {
   auto rows = conn.exec("add_event", insert_sql_, params);
   if (!rows)
     return rows.error(); // the failed statement already failed the transaction
-  return rows->int64(0, 0);
+  auto id = rows->int64(0, 0);
+  log_stored(id, ev.event_type);
+  return id;
 }
 
 } // namespace outbox

@@ -5,6 +5,19 @@
 
 namespace outbox {
 
+void log_stored(int64_t event_id, const std::string& event_type) {
+  logger("producer")->info("event=stored outboxEventId={} eventType={}",
+                           event_id, kv(event_type));
+}
+
+void log_superseded(const superseded_delivery& s) {
+  logger("router")->info("event={} outboxEventId={} outboxDeliveryId={} job={} "
+                         "queue={} status=superseded supersededBy={}",
+                         s.merged ? "delivery_merged" : "delivery_superseded",
+                         s.event_id, s.delivery_id, kv(s.job), kv(s.queue),
+                         s.superseded_by);
+}
+
 void log_published(const job_to_send& j) {
   delivery_fields f;
   f.event_id = j.event_id;

@@ -90,7 +90,7 @@ UPDATE {{deliveries}} o
 SET status = 'superseded', superseded_by = older.newest, finished_at = now()
 FROM older
 WHERE o.id = older.id
-RETURNING o.id
+RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
 )sql";
 
 } // namespace
@@ -163,6 +163,11 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
     if (!superseded)
       return superseded.error();
     out.deliveries_superseded = superseded->size();
+    for (int i = 0; i < superseded->size(); ++i)
+      out.superseded.push_back({superseded->int64(i, 1), superseded->int64(i, 0),
+                                superseded->text(i, 2), superseded->text(i, 3),
+                                superseded->int64(i, 4),
+                                superseded->text(i, 5) == "json-merge"});
     return out;
   });
 }

@@ -110,6 +110,14 @@ CAF_TEST(a newer event of a key replaces or merges the waiting delivery) {
   publish("stock.changed", R"({"sku":"B2","qty":7})", "B2");
   auto r = route_all();
   CAF_CHECK_EQUAL(r.deliveries_superseded, 2); // A1 on both routes
+  CAF_REQUIRE_EQUAL(r.superseded.size(), 2u);
+  int merged_ones = 0;
+  for (auto& s : r.superseded) {
+    CAF_CHECK(s.superseded_by > s.delivery_id);
+    CAF_CHECK(s.event_id > 0);
+    merged_ones += s.merged;
+  }
+  CAF_CHECK_EQUAL(merged_ones, 1); // IndexJob merges, PublishStockJob replaces
   CAF_CHECK_EQUAL(count_status("superseded"), 2);
   CAF_CHECK_EQUAL(count_status("pending"), 4);
   auto merged = must_exec(db, "SELECT payload_override::jsonb::text FROM "
