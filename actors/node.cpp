@@ -18,6 +18,7 @@
 #include "core/db_stores.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
+#include "core/text.hpp"
 
 namespace outbox {
 
@@ -30,13 +31,6 @@ std::string node_name() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   return std::string{host} + ":" + std::to_string(getpid());
-}
-
-std::string join(const std::vector<std::string>& xs) {
-  std::string out;
-  for (auto& x : xs)
-    out += (out.empty() ? "" : ",") + x;
-  return out;
 }
 
 } // namespace
@@ -120,8 +114,8 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
   }
   logger("node")->info("event=node_started node={} roles={} queues={} "
                        "statusPort={} join={}",
-                       kv(info.name), kv(join(opts.roles)),
-                       kv(join(info.queues)), n->status_port_,
+                       kv(info.name), kv(join(opts.roles, ",")),
+                       kv(join(info.queues, ",")), n->status_port_,
                        opts.join ? kv(opts.join->host + ":"
                                       + std::to_string(opts.join->port))
                                  : std::string{"none"});

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace outbox {
 
@@ -109,12 +110,8 @@ caf::expected<node_options> make_node_options(const node_flags& flags,
     else
       problems.push_back("--join: " + context_of(hp.error()));
   }
-  if (!problems.empty()) {
-    std::string text;
-    for (auto& p : problems)
-      text += (text.empty() ? "" : "\n") + p;
-    return make_error(errc::config_invalid, text);
-  }
+  if (!problems.empty())
+    return make_error(errc::config_invalid, join(problems, "\n"));
   return out;
 }
 

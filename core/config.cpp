@@ -15,6 +15,7 @@
 
 #include "core/amqp_client.hpp"
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace outbox {
 
@@ -33,12 +34,7 @@ public:
     lines_.push_back(path + " = " + show(value) + ": " + rule);
   }
   bool empty() const { return lines_.empty(); }
-  std::string text() const {
-    std::string out;
-    for (auto& line : lines_)
-      out += (out.empty() ? "" : "\n") + line;
-    return out;
-  }
+  std::string text() const { return join(lines_, "\n"); }
 
 private:
   // Shows a (never secret) value as JSON, cut to keep lines readable.

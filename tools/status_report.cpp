@@ -6,6 +6,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "core/text.hpp"
+
 namespace outbox {
 
 namespace {
@@ -28,10 +30,7 @@ std::string since(int64_t now_ms, int64_t then_ms) {
 }
 
 std::string joined(const std::vector<std::string>& xs) {
-  std::string out;
-  for (auto& x : xs)
-    out += (out.empty() ? "" : ",") + x;
-  return out.empty() ? "-" : out;
+  return xs.empty() ? "-" : join(xs, ",");
 }
 
 std::string pad(std::string s, size_t width) {

@@ -6,6 +6,7 @@
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
+#include "core/text.hpp"
 #include "core/wire.hpp"
 
 namespace outbox {
@@ -14,13 +15,6 @@ namespace {
 
 constexpr auto confirm_timeout = std::chrono::seconds{10};
 constexpr auto poll_interval = std::chrono::milliseconds{200};
-
-std::string joined(const std::vector<std::string>& xs) {
-  std::string out;
-  for (auto& x : xs)
-    out += (out.empty() ? "" : ", ") + x;
-  return out;
-}
 
 } // namespace
 
@@ -42,7 +36,7 @@ caf::error worker::check_routes(const config& cfg) const {
   return make_error(errc::config_invalid,
                     "queue \"" + opts_.queue
                       + "\": no handler for the routed job(s) "
-                      + joined(missing));
+                      + join(missing, ", "));
 }
 
 caf::error worker::connect() {
