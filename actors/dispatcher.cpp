@@ -1,7 +1,6 @@
 #include "actors/dispatcher.hpp"
 
 #include "core/lifecycle_log.hpp"
-#include "core/logging.hpp"
 #include "core/wire.hpp"
 
 namespace outbox {
@@ -78,15 +77,7 @@ private:
     r.job = j.job;
     r.result = outcome::retry;
     r.reason = std::string{"publish "} + to_string(status);
-    delivery_fields f;
-    f.event_id = j.event_id;
-    f.delivery_id = j.delivery_id;
-    f.event_type = j.event_type;
-    f.job = j.job;
-    f.queue = j.queue;
-    f.status = "dispatched";
-    f.reason = r.reason;
-    logger("dispatcher")->warn("event=publish_failed {}", format_fields(f));
+    log_publish_failed(j, r.reason);
     return r;
   }
 

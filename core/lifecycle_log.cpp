@@ -18,7 +18,9 @@ void log_superseded(const superseded_delivery& s) {
                          s.superseded_by);
 }
 
-void log_published(const job_to_send& j) {
+namespace {
+
+delivery_fields sent_fields(const job_to_send& j) {
   delivery_fields f;
   f.event_id = j.event_id;
   f.delivery_id = j.delivery_id;
@@ -27,8 +29,20 @@ void log_published(const job_to_send& j) {
   f.queue = j.queue;
   f.status = "dispatched";
   f.attempts = j.attempts;
+  return f;
+}
+
+} // namespace
+
+void log_published(const job_to_send& j) {
   logger("dispatcher")->info("event=published {} lastAttempt={}",
-                             format_fields(f), j.last_attempt);
+                             format_fields(sent_fields(j)), j.last_attempt);
+}
+
+void log_publish_failed(const job_to_send& j, const std::string& reason) {
+  auto f = sent_fields(j);
+  f.reason = reason;
+  logger("dispatcher")->warn("event=publish_failed {}", format_fields(f));
 }
 
 void log_transition(const char* logger_name, const delivery_transition& t) {

@@ -13,6 +13,10 @@ namespace outbox {
 /// After the broker confirmed a job message.
 void log_published(const job_to_send& job);
 
+/// After the broker did not take a job message (`reason`: ours, e.g.
+/// "publish nacked"); its retry-or-fail transition is logged next.
+void log_publish_failed(const job_to_send& job, const std::string& reason);
+
 /// After an application's transaction added an event (the producer API).
 void log_stored(int64_t event_id, const std::string& event_type);
 

@@ -234,6 +234,16 @@ std::optional<send_result> attribute_job_message(const std::string& body) {
   return read_attribution(doc);
 }
 
+outgoing_message result_message(const std::string& queue, const send_result& r) {
+  outgoing_message m;
+  m.routing_key = results_queue(queue);
+  m.body = result_message_body(r);
+  m.message_id = std::to_string(r.delivery_id);
+  m.correlation_id = r.dispatch_id;
+  m.type = r.job;
+  return m;
+}
+
 std::string result_message_body(const send_result& r) {
   rapidjson::StringBuffer sb;
   json_writer_t w(sb);

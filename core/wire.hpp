@@ -54,4 +54,8 @@ std::optional<send_result> attribute_job_message(const std::string& body);
 /// The result message a worker sends (the worker library and tests use it).
 std::string result_message_body(const send_result& r);
 
+/// The whole result message for `queue`'s results queue, with the same
+/// properties as the job message it answers.
+outgoing_message result_message(const std::string& queue, const send_result& r);
+
 } // namespace outbox

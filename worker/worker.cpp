@@ -139,15 +139,8 @@ void worker::process(const std::vector<incoming_message>& batch) {
   std::vector<outgoing_message> out;
   for (auto& m : batch) {
     results.push_back(decide(m));
-    if (auto& r = results.back()) {
-      outgoing_message msg;
-      msg.routing_key = results_queue(opts_.queue);
-      msg.body = result_message_body(*r);
-      msg.message_id = std::to_string(r->delivery_id);
-      msg.correlation_id = r->dispatch_id;
-      msg.type = r->job;
-      out.push_back(std::move(msg));
-    }
+    if (auto& r = results.back())
+      out.push_back(result_message(opts_.queue, *r));
   }
   auto statuses = out.empty() ? std::vector<publish_status>{}
                               : publisher_->publish_batch(out, confirm_timeout);

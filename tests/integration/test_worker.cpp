@@ -111,12 +111,8 @@ void test_worker::run() {
                  : a == answer::retry   ? outcome::retry
                                         : outcome::failed;
       r.reason = a == answer::completed ? "" : "test worker said so";
-      outgoing_message out;
-      out.routing_key = results_queue(queue_);
-      out.body = result_message_body(r);
-      out.message_id = std::to_string(job.delivery_id);
-      out.correlation_id = job.dispatch_id;
-      auto st = publisher->publish_batch({out}, milliseconds{5000});
+      auto st = publisher->publish_batch({result_message(queue_, r)},
+                                         milliseconds{5000});
       if (st.empty() || st[0] != publish_status::confirmed)
         continue; // not acked: the broker hands the job out again
     }

@@ -81,6 +81,20 @@ CAF_TEST(a result message round-trips) {
   CAF_CHECK_EQUAL(back->reason, "timeout calling the shop");
 }
 
+CAF_TEST(a result message goes to the results queue with the job properties) {
+  send_result r;
+  r.delivery_id = 42;
+  r.dispatch_id = uuid;
+  r.job = "PublishStockJob";
+  auto m = result_message("stock.publish", r);
+  CAF_CHECK_EQUAL(m.routing_key, "stock.publish.results");
+  CAF_CHECK_EQUAL(m.message_id, "42");
+  CAF_CHECK_EQUAL(m.correlation_id, uuid);
+  CAF_CHECK_EQUAL(m.type, "PublishStockJob");
+  CAF_CHECK_EQUAL(m.content_type, "application/json");
+  CAF_CHECK(parse_result_message(m.body).has_value());
+}
+
 CAF_TEST(numeric delivery ids are accepted) {
   CAF_CHECK_EQUAL(why(R"({"outboxDeliveryId":5,"outboxDispatchId":")" + uuid
                       + R"(","job":"J","outcome":"completed"})"),
