@@ -1,7 +1,5 @@
 #include "actors/node_agent.hpp"
 
-#include <algorithm>
-
 #include <caf/io/middleman.hpp>
 
 #include "actors/pass_loop.hpp"
@@ -22,7 +20,7 @@ void flush_metrics(self_ptr self) {
   if (!st.status || st.changed.empty())
     return;
   std::vector<actor_metrics> ms;
-  for (auto& [name, _] : st.changed)
+  for (auto& name : st.changed)
     ms.push_back(st.metrics[name]);
   st.changed.clear();
   self->send(st.status, metrics_atom::value, st.info.name, std::move(ms));
@@ -35,7 +33,7 @@ void joined(self_ptr self, status_actor status) {
   self->monitor(st.status);
   self->send(st.status, join_atom::value, st.info);
   for (auto& [name, _] : st.metrics)
-    st.changed[name] = true;
+    st.changed.insert(name);
   flush_metrics(self);
   logger("node")->info("event=joined_status node={}", kv(st.info.name));
 }
@@ -107,7 +105,7 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
     [self](metrics_atom, actor_metrics& m) {
       auto name = m.name;
       self->state.metrics[name] = std::move(m);
-      self->state.changed[name] = true;
+      self->state.changed.insert(name);
     },
     [self](peers_atom, std::vector<dispatcher_entry>& peers) {
       for (auto& a : self->state.info.actors)

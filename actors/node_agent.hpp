@@ -5,7 +5,7 @@
 #pragma once
 
 #include <map>
-#include <optional>
+#include <set>
 #include <string>
 
 #include "actors/messages.hpp"
@@ -27,7 +27,7 @@ struct node_agent_state {
   int failed_connects = 0;
   int64_t next_connect_ms = 0;
   std::map<std::string, actor_metrics> metrics;
-  std::map<std::string, bool> changed;
+  std::set<std::string> changed; ///< names whose metrics are not sent yet
   static const char* name;
 };
 

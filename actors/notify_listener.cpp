@@ -1,10 +1,8 @@
 #include "actors/notify_listener.hpp"
 
-#include "actors/pass_loop.hpp"
-
-#include <algorithm>
 #include <optional>
 
+#include "actors/pass_loop.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
 #include "core/pg_listener.hpp"
