@@ -50,11 +50,11 @@ demo_cluster_start() {
   done
 }
 
-# demo_produce RUN BIN CONFIG EVENTS RATE: EVENTS (0 = endless) example
+# demo_produce RUN CONFIG EVENTS RATE: EVENTS (0 = endless) example
 # events, RATE per second, each in its own transaction. The payload's
 # "scenario" tells the example worker what to do with it.
 demo_produce() {
-  local run=$1 config=$3 events=$4 rate=$5 written=0
+  local run=$1 config=$2 events=$3 rate=$4 written=0
   local fn
   fn=$(demo_config_value "$config" publishFunctionName outbox_publish)
   while [ "$events" = 0 ] || [ $written -lt "$events" ]; do
@@ -80,10 +80,10 @@ demo_produce() {
   done
 }
 
-# demo_all_final BIN CONFIG STATUS EVENTS: true once EVENTS events exist,
+# demo_all_final CONFIG EVENTS: true once EVENTS events exist,
 # none is unrouted and no delivery is pending or dispatched.
 demo_all_final() {
-  local config=$2 events=$4 ev dl
+  local config=$1 events=$2 ev dl
   ev=$(demo_config_value "$config" eventsTableName outbox_events)
   dl=$(demo_config_value "$config" deliveriesTableName outbox_deliveries)
   local row
