@@ -49,9 +49,10 @@ std::optional<std::vector<int64_t>> parse_ids(const std::vector<std::string>& xs
 
 int list(pg_connection& db, admin_repository& repo, const std::string& status,
          const admin_args& a) {
-  if (a.limit < 1 || a.limit > 100000)
+  auto limit = a.limit == not_given ? 100 : a.limit;
+  if (limit < 1 || limit > 100000)
     return usage("--limit must be 1..100000");
-  auto rows = repo.list(db, status, a.queue, static_cast<int32_t>(a.limit));
+  auto rows = repo.list(db, status, a.queue, static_cast<int32_t>(limit));
   if (!rows)
     return db_failed(status, rows.error());
   if (rows->empty()) {
@@ -69,7 +70,7 @@ int list(pg_connection& db, admin_repository& repo, const std::string& status,
               << "  last error: " << (r.last_error.empty() ? "-" : r.last_error)
               << "\n";
   std::cout << rows->size() << " " << status << " deliveries shown"
-            << (static_cast<int64_t>(rows->size()) == a.limit ? " (--limit reached)"
+            << (static_cast<int64_t>(rows->size()) == limit ? " (--limit reached)"
                                                               : "")
             << "\n";
   return 0;
@@ -138,8 +139,10 @@ int forget(pg_connection& db, admin_repository& repo, const admin_args& a) {
 }
 
 int prune(pg_connection& db, admin_repository& repo, const admin_args& a) {
-  if (a.hours < 0)
+  if (a.hours == not_given)
     return usage("prune needs --hours N (N >= 0)");
+  if (a.hours < 0)
+    return usage("--hours must be >= 0");
   if (a.hours > 24 * 365 * 100)
     return usage("--hours is too large");
   auto statuses = a.statuses;

@@ -10,6 +10,7 @@
 //   outboxctl forget ID
 //   outboxctl prune --hours N [--status completed,failed,...]
 #include <iostream>
+#include <set>
 
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
@@ -46,7 +47,7 @@ constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
 
 struct ctl_config : outbox::cli_config {
   std::string config_file = "config/outbox.json";
-  std::string connect = "127.0.0.1:" + std::to_string(outbox::default_status_port);
+  std::string connect; ///< "" = not given: the default status address
   bool json = false;
   bool db = false;
   std::string queue;
@@ -73,6 +74,31 @@ void print_status(const outbox::cluster_status& s, bool json, bool with_nodes) {
     std::cout << outbox::status_table(s, with_nodes);
 }
 
+// The first flag given that `verb` does not take ("" when all fit), so a
+// misplaced flag is an error instead of being silently ignored.
+std::string flag_not_for(const std::string& verb, const ctl_config& o) {
+  struct flag {
+    const char* name;
+    bool given;
+    std::set<std::string> verbs;
+  };
+  const flag flags[] = {
+    {"--connect", !o.connect.empty(), {"status"}},
+    {"--json", o.json, {"status"}},
+    {"--db", o.db, {"status"}},
+    {"--queue", !o.queue.empty(), {"failed", "expired", "retry"}},
+    {"--status", !o.admin.statuses.empty(), {"retry", "prune"}},
+    {"--hours", o.admin.hours != outbox::not_given, {"prune"}},
+    {"--limit", o.admin.limit != outbox::not_given, {"failed", "expired"}},
+  };
+  for (auto& f : flags)
+    if (f.given && f.verbs.count(verb) == 0)
+      return f.name;
+  if (verb == "status" && o.db && !o.connect.empty())
+    return "--connect (with --db)";
+  return "";
+}
+
 int status_from_db(const outbox::config& cfg, bool json) {
   auto conn = outbox::pg_connection::connect(cfg.database_url);
   if (!conn) {
@@ -93,7 +119,10 @@ int status_from_db(const outbox::config& cfg, bool json) {
 }
 
 int status_from_cluster(ctl_config& opts) {
-  auto where = outbox::parse_host_port(opts.connect, "127.0.0.1");
+  auto where = outbox::parse_host_port(
+    opts.connect.empty() ? std::to_string(outbox::default_status_port)
+                         : opts.connect,
+    "127.0.0.1");
   if (!where) {
     std::cerr << "outboxctl status: --connect: "
               << outbox::context_of(where.error()) << "\n";
@@ -157,6 +186,12 @@ int main(int argc, char** argv) {
   if (opts.cli_helptext_printed)
     return 0;
   auto verb = opts.remainder.empty() ? std::string{} : opts.remainder[0];
+  if (auto misplaced = flag_not_for(verb, opts); !misplaced.empty()) {
+    std::cerr << "outboxctl " << verb << ": " << misplaced
+              << " does not apply to this verb\n"
+              << usage;
+    return exit_usage;
+  }
   if (outbox::is_admin_verb(verb)) {
     auto cfg = outbox::load_config(opts.config_file);
     if (!cfg) {

@@ -137,6 +137,15 @@ CAF_TEST(prune deletes old final deliveries and bad arguments are refused) {
   CAF_CHECK_EQUAL(ctl("retry abc").first, 2);
   CAF_CHECK_EQUAL(ctl("retry --status completed").first, 2);
   CAF_CHECK_EQUAL(ctl("failed 12").first, 2);
+  // A flag of another verb is refused, not ignored.
+  auto misplaced = ctl("forget 1 --hours 3");
+  CAF_CHECK_EQUAL(misplaced.first, 2);
+  CAF_CHECK_NOT_EQUAL(misplaced.second.find("--hours does not apply to this verb"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(ctl("failed --status failed").first, 2);
+  CAF_CHECK_EQUAL(ctl("prune --hours 1 --queue q").first, 2);
+  CAF_CHECK_EQUAL(ctl("failed --limit 0").first, 2);
+  CAF_CHECK_EQUAL(ctl("migrate --json").first, 2);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

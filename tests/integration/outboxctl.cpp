@@ -118,6 +118,7 @@ CAF_TEST(status without a reachable status node fails clearly) {
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK_NOT_EQUAL(r.output.find("no status node reachable at 127.0.0.1:1"),
                       std::string::npos);
+  CAF_CHECK_EQUAL(run("status --db --connect 127.0.0.1:1").status, 2);
   auto bad = run("status --connect 127.0.0.1:http");
   CAF_CHECK_EQUAL(bad.status, 2);
   CAF_CHECK_NOT_EQUAL(bad.output.find("--connect: port must be a number"),
