@@ -9,22 +9,12 @@
 #include "core/event_store.hpp"
 #include "core/json_serializer.hpp"
 #include "tests/integration/test_services.hpp"
+#include "tests/sample_events.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
 
 namespace {
-
-struct stock_changed {
-  static constexpr const char* event_type = "stock.changed";
-  std::string sku;
-  int64_t available = 0;
-};
-
-template <class Inspector>
-bool inspect(Inspector& f, stock_changed& x) {
-  return f(field("sku", x.sku), field("available", x.available));
-}
 
 struct fixture : schema_fixture {
   db_event_store store{names};

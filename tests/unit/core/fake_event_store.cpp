@@ -3,22 +3,12 @@
 
 #include "core/errors.hpp"
 #include "core/fake_event_store.hpp"
-#include "core/field.hpp"
+#include "tests/sample_events.hpp"
 
 using namespace outbox;
+using namespace outbox::testing;
 
 namespace {
-
-struct order_placed {
-  static constexpr const char* event_type = "order.placed";
-  std::string order;
-  int64_t items = 0;
-};
-
-template <class Inspector>
-auto inspect(Inspector& f, order_placed& x) {
-  return f(field("order", x.order), field("items", x.items));
-}
 
 // Application code under test: written against the event_store interface.
 caf::error place_order(event_store& store, const std::string& id, int64_t items) {

@@ -1,23 +1,13 @@
 #define CAF_SUITE worker.job_runner
 #include <caf/test/unit_test.hpp>
 
-#include "core/field.hpp"
 #include "worker/job_runner.hpp"
+#include "tests/sample_events.hpp"
 
 using namespace outbox;
+using namespace outbox::testing;
 
 namespace {
-
-struct stock_changed {
-  static constexpr const char* event_type = "stock.changed";
-  std::string sku;
-  int64_t available = 0;
-};
-
-template <class Inspector>
-auto inspect(Inspector& f, stock_changed& x) {
-  return f(field("sku", x.sku), field("available", x.available));
-}
 
 job_message_fields job(const std::string& name = "J") {
   job_message_fields j;
