@@ -1,6 +1,5 @@
 #include "actors/dispatcher.hpp"
 
-#include "core/lifecycle_log.hpp"
 #include "core/wire.hpp"
 
 namespace outbox {
@@ -31,6 +30,8 @@ public:
     }
     auto& jobs = claimed->jobs;
     out.counters["expired"] = claimed->expired;
+    for (auto& t : claimed->transitions)
+      out.events.push_back(transition_event(t));
     out.more = static_cast<int64_t>(jobs.size()) + claimed->expired >= batch_size_;
     if (!jobs.empty())
       out.error = publish(jobs, out);
@@ -51,11 +52,11 @@ private:
       auto status = i < statuses.size() ? statuses[i] : publish_status::lost;
       if (status == publish_status::confirmed) {
         ++out.rows;
-        log_published(jobs[i]);
+        out.events.push_back(published_event(jobs[i]));
         continue;
       }
       ++out.counters[to_string(status)];
-      failures.push_back(failed_send(jobs[i], status));
+      failures.push_back(failed_send(jobs[i], status, out));
     }
     if (failures.empty())
       return caf::none;
@@ -66,18 +67,19 @@ private:
     if (!applied)
       return applied.error();
     for (auto& t : applied->transitions)
-      log_transition("dispatcher", t);
+      out.events.push_back(transition_event(t));
     return caf::none;
   }
 
-  send_result failed_send(const job_to_send& j, publish_status status) {
+  send_result failed_send(const job_to_send& j, publish_status status,
+                          pass_outcome& out) {
     send_result r;
     r.delivery_id = j.delivery_id;
     r.dispatch_id = j.dispatch_id;
     r.job = j.job;
     r.result = outcome::retry;
     r.reason = std::string{"publish "} + to_string(status);
-    log_publish_failed(j, r.reason);
+    out.events.push_back(publish_failed_event(j, r.reason));
     return r;
   }
 

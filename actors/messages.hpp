@@ -16,6 +16,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "core/lifecycle_event.hpp"
 #include "core/status_repository.hpp"
 
 namespace outbox {
@@ -36,6 +37,8 @@ using peers_atom = caf::atom_constant<caf::atom("peers")>;
 using join_atom = caf::atom_constant<caf::atom("join")>;
 /// Ask the status actor for the cluster view and the database counts.
 using status_atom = caf::atom_constant<caf::atom("status")>;
+/// A node's lifecycle event counts since it started, per kind.
+using lifecycle_atom = caf::atom_constant<caf::atom("lifecycle")>;
 /// The node agent's timer: forward metrics, or try to reach the status node.
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
@@ -88,7 +91,8 @@ using node_agent_actor
   = caf::typed_actor<caf::reacts_to<metrics_atom, actor_metrics>,
                      caf::reacts_to<peers_atom, std::vector<dispatcher_entry>>,
                      caf::reacts_to<join_atom, node_info>,
-                     caf::reacts_to<tick_atom>>;
+                     caf::reacts_to<tick_atom>,
+                     caf::reacts_to<lifecycle_event>>;
 
 /// A node's announcement.
 struct node_info {
@@ -113,6 +117,9 @@ struct node_view {
   int64_t joined_ms = 0;
   int64_t down_ms = 0; ///< when it was seen down, 0 while up
   std::vector<actor_view> actors;
+  /// Lifecycle events its actors sent since it started, per kind
+  /// ("published", "completed", ...).
+  std::map<std::string, int64_t> lifecycle;
 };
 
 /// The answer to `outboxctl status`.
@@ -127,6 +134,7 @@ struct cluster_status {
 using status_actor = caf::typed_actor<
   caf::reacts_to<join_atom, node_info>,
   caf::reacts_to<metrics_atom, std::string, std::vector<actor_metrics>>,
+  caf::reacts_to<lifecycle_atom, std::string, std::map<std::string, int64_t>>,
   caf::replies_to<status_atom>::with<cluster_status>>;
 
 // -- inspection (serialization across nodes, printing in tests) ---------------
@@ -163,7 +171,7 @@ typename Inspector::result_type inspect(Inspector& f, actor_view& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_view& x) {
   return f(caf::meta::type_name("node_view"), x.name, x.roles, x.queues, x.up,
-           x.joined_ms, x.down_ms, x.actors);
+           x.joined_ms, x.down_ms, x.actors, x.lifecycle);
 }
 
 template <class Inspector>

@@ -2,6 +2,7 @@
 
 #include <caf/io/middleman.hpp>
 
+#include "actors/lifecycle_group.hpp"
 #include "actors/pass_loop.hpp"
 #include "core/logging.hpp"
 
@@ -17,6 +18,10 @@ constexpr auto tick_interval = std::chrono::milliseconds{500};
 
 void flush_metrics(self_ptr self) {
   auto& st = self->state;
+  if (st.status && st.lifecycle_changed) {
+    st.lifecycle_changed = false;
+    self->send(st.status, lifecycle_atom::value, st.info.name, st.lifecycle);
+  }
   if (!st.status || st.changed.empty())
     return;
   std::vector<actor_metrics> ms;
@@ -34,6 +39,7 @@ void joined(self_ptr self, status_actor status) {
   self->send(st.status, join_atom::value, st.info);
   for (auto& [name, _] : st.metrics)
     st.changed.insert(name);
+  st.lifecycle_changed = !st.lifecycle.empty();
   flush_metrics(self);
   logger("node")->info("event=joined_status node={}", kv(st.info.name));
 }
@@ -87,6 +93,7 @@ node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
            status_address target) {
   self->state.target = std::move(target);
+  subscribe_lifecycle(self);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source != caf::actor_cast<caf::actor_addr>(st.status))
@@ -112,6 +119,10 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
         if (a.role == "router")
           self->send(caf::actor_cast<router_actor>(a.handle), peers_atom::value,
                      peers);
+    },
+    [self](const lifecycle_event& ev) {
+      ++self->state.lifecycle[to_string(ev.kind)];
+      self->state.lifecycle_changed = true;
     },
     [self](tick_atom) {
       flush_metrics(self);

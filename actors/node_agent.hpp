@@ -28,6 +28,8 @@ struct node_agent_state {
   int64_t next_connect_ms = 0;
   std::map<std::string, actor_metrics> metrics;
   std::set<std::string> changed; ///< names whose metrics are not sent yet
+  std::map<std::string, int64_t> lifecycle; ///< events seen, per kind
+  bool lifecycle_changed = false;
   static const char* name;
 };
 

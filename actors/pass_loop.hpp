@@ -10,13 +10,18 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/error.hpp>
+#include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/lifecycle_group.hpp"
 #include "actors/messages.hpp"
 #include "core/backoff.hpp"
+#include "core/lifecycle_event.hpp"
+#include "core/lifecycle_log.hpp"
 
 namespace outbox {
 
@@ -27,6 +32,8 @@ struct pass_outcome {
   std::optional<std::chrono::milliseconds> due; ///< earliest known work
   caf::error error;
   std::map<std::string, int64_t> counters; ///< added to the metrics
+  /// Logged and sent to the node's lifecycle group after the pass.
+  std::vector<lifecycle_event> events;
 };
 
 /// A role's pass, free of CAF so that it reads like the design's passes.
@@ -57,6 +64,7 @@ struct pass_state {
   actor_metrics metrics;
   pass_settings settings;
   node_agent_actor agent; ///< may be null (tests, a node on its own)
+  caf::group lifecycle;   ///< the node's lifecycle group
   uint64_t token = 0;
   bool pass_queued = false; ///< an immediate pass waits in the mailbox
   int failures = 0;
@@ -73,6 +81,10 @@ pass_outcome run_pass(Self* self) {
   st.failures = out.error ? st.failures + 1 : 0;
   if (out.error)
     log_failed_pass(st.metrics, st.failures);
+  for (auto& ev : out.events) {
+    log_lifecycle(st.metrics.role.c_str(), ev);
+    caf::anon_send(st.lifecycle, ev); // typed actors cannot send() to a group
+  }
   if (st.agent)
     self->send(st.agent, metrics_atom::value, st.metrics);
   if (st.settings.self_driven) {
@@ -97,6 +109,7 @@ pass_behavior(Self* self, std::shared_ptr<pass_role> role, actor_metrics who,
   self->state.metrics = std::move(who);
   self->state.settings = settings;
   self->state.agent = std::move(agent);
+  self->state.lifecycle = lifecycle_group(self->system());
   // The first pass starts with the spawner's wake-up: a message sent to
   // itself here would be handled before a test could observe it.
   return {

@@ -1,7 +1,6 @@
 #include "actors/result_handler.hpp"
 
 #include "core/errors.hpp"
-#include "core/lifecycle_log.hpp"
 #include "core/logging.hpp"
 #include "core/wire.hpp"
 
@@ -94,7 +93,7 @@ private:
                               to_string(results[i].result));
     }
     for (auto& t : applied->transitions)
-      log_transition("results", t);
+      out.events.push_back(transition_event(t));
     out.counters["completed"] += applied->completed;
     out.counters["retried"] += applied->retried;
     out.counters["failed"] += applied->failed;

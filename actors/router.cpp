@@ -3,7 +3,6 @@
 #include <functional>
 #include <set>
 
-#include "core/lifecycle_log.hpp"
 #include "core/logging.hpp"
 
 namespace outbox {
@@ -43,7 +42,7 @@ public:
       return out;
     }
     for (auto& s : routed->superseded)
-      log_superseded(s);
+      out.events.push_back(superseded_event(s));
     for (auto& [queue, n] : routed->per_queue)
       if (n > 0)
         wake_(queue);

@@ -110,6 +110,12 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
     [self](join_atom, node_info& info) { on_join(self, info); },
     [self](metrics_atom, const std::string& node,
            std::vector<actor_metrics>& ms) { on_metrics(self, node, ms); },
+    [self](lifecycle_atom, const std::string& node,
+           std::map<std::string, int64_t>& counts) {
+      auto it = self->state.nodes.find(node);
+      if (it != self->state.nodes.end())
+        it->second.view.lifecycle = std::move(counts);
+    },
     [self](status_atom) { return snapshot(self); },
   };
 }

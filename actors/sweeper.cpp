@@ -1,6 +1,5 @@
 #include "actors/sweeper.hpp"
 
-#include "core/lifecycle_log.hpp"
 #include "core/logging.hpp"
 
 namespace outbox {
@@ -21,7 +20,7 @@ public:
       return out;
     }
     for (auto& t : swept->transitions)
-      log_transition("sweeper", t);
+      out.events.push_back(transition_event(t));
     out.rows = swept->timed_out + swept->expired;
     out.more = swept->timed_out >= batch_size_ || swept->expired >= batch_size_;
     out.counters["timed_out"] = swept->timed_out;

@@ -26,7 +26,7 @@ WITH ready AS (
       last_error = 'time to live ran out before sending'
   FROM ready r
   WHERE d.id = r.id AND d.expires_at IS NOT NULL AND d.expires_at <= now()
-  RETURNING d.id
+  RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
 ), claimed AS (
   UPDATE {{deliveries}} d
   SET status = 'dispatched', dispatch_id = gen_random_uuid(),
@@ -43,8 +43,8 @@ SELECT 'send', c.id, c.event_id, c.job, c.queue, c.dispatch_id::text,
        (extract(epoch FROM now()) * 1000000)::bigint
 FROM claimed c JOIN {{events}} e ON e.id = c.event_id
 UNION ALL
-SELECT 'expired', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, NULL, NULL
+SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
+       attempts, NULL, NULL, NULL, NULL
 FROM expired
 ORDER BY 2
 )sql";
@@ -294,6 +294,10 @@ delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
   for (int i = 0; i < rows->size(); ++i) {
     if (rows->text(i, 0) == "expired") {
       ++out.expired;
+      out.transitions.push_back({rows->int64(i, 2), rows->int64(i, 1),
+                                 rows->text(i, 3), rows->text(i, 4), "expired",
+                                 static_cast<int32_t>(rows->int64(i, 10)),
+                                 std::nullopt});
       continue;
     }
     job_to_send j;

@@ -19,6 +19,7 @@ class pg_connection;
 struct claim_result {
   std::vector<job_to_send> jobs;
   int64_t expired = 0; ///< past their time to live: expired, never sent
+  std::vector<delivery_transition> transitions; ///< those expiries
 };
 
 struct apply_result {

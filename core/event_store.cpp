@@ -118,7 +118,10 @@ caf::expected<int64_t> db_event_store::add(pg_conn* native, const event& ev) {
   if (!rows)
     return rows.error(); // the failed statement already failed the transaction
   auto id = rows->int64(0, 0);
-  log_stored(id, ev.event_type);
+  auto stored = stored_event(id, ev.event_type);
+  log_lifecycle("producer", stored);
+  if (observer_)
+    observer_(stored);
   return id;
 }
 

@@ -7,6 +7,7 @@
 #include <caf/expected.hpp>
 
 #include "core/event.hpp"
+#include "core/lifecycle_event.hpp"
 #include "core/schema_names.hpp"
 
 struct pg_conn; // libpq's PGconn
@@ -37,8 +38,14 @@ public:
   explicit db_event_store(schema_names names = {});
   caf::expected<int64_t> add(pg_conn* conn, const event& ev) override;
 
+  /// Also hands each `stored` event to `f` (e.g. lifecycle_forwarder), once
+  /// the insert succeeded in the caller's transaction: a rollback takes the
+  /// event back, so it is a step of the transaction, not a promise.
+  void observe(lifecycle_observer f) { observer_ = std::move(f); }
+
 private:
   schema_names names_;
+  lifecycle_observer observer_;
   std::string insert_sql_;
 };
 

@@ -5,63 +5,67 @@
 
 namespace outbox {
 
-void log_stored(int64_t event_id, const std::string& event_type) {
-  logger("producer")->info("event=stored outboxEventId={} eventType={}",
-                           event_id, kv(event_type));
-}
-
-void log_superseded(const superseded_delivery& s) {
-  logger("router")->info("event={} outboxEventId={} outboxDeliveryId={} job={} "
-                         "queue={} status=superseded supersededBy={}",
-                         s.merged ? "delivery_merged" : "delivery_superseded",
-                         s.event_id, s.delivery_id, kv(s.job), kv(s.queue),
-                         s.superseded_by);
-}
-
 namespace {
 
-delivery_fields sent_fields(const job_to_send& j) {
-  delivery_fields f;
-  f.event_id = j.event_id;
-  f.delivery_id = j.delivery_id;
-  f.event_type = j.event_type;
-  f.job = j.job;
-  f.queue = j.queue;
-  f.status = "dispatched";
-  f.attempts = j.attempts;
-  return f;
+// The names of the log lines predate the typed events; operators grep them.
+const char* line_name(lifecycle_kind k) {
+  switch (k) {
+    case lifecycle_kind::superseded: return "delivery_superseded";
+    case lifecycle_kind::merged: return "delivery_merged";
+    case lifecycle_kind::completed: return "delivery_completed";
+    case lifecycle_kind::failed: return "delivery_failed";
+    case lifecycle_kind::expired: return "delivery_expired";
+    default: return to_string(k);
+  }
+}
+
+const char* status_after(lifecycle_kind k) {
+  switch (k) {
+    case lifecycle_kind::superseded:
+    case lifecycle_kind::merged: return "superseded";
+    case lifecycle_kind::published:
+    case lifecycle_kind::publish_failed: return "dispatched";
+    case lifecycle_kind::retry_scheduled: return "pending";
+    default: return to_string(k);
+  }
+}
+
+bool is_warning(lifecycle_kind k) {
+  return k == lifecycle_kind::publish_failed || k == lifecycle_kind::failed
+         || k == lifecycle_kind::expired;
 }
 
 } // namespace
 
-void log_published(const job_to_send& j) {
-  logger("dispatcher")->info("event=published {} lastAttempt={}",
-                             format_fields(sent_fields(j)), j.last_attempt);
-}
-
-void log_publish_failed(const job_to_send& j, const std::string& reason) {
-  auto f = sent_fields(j);
-  f.reason = reason;
-  logger("dispatcher")->warn("event=publish_failed {}", format_fields(f));
-}
-
-void log_transition(const char* logger_name, const delivery_transition& t) {
-  const char* what = t.status == "pending"     ? "retry_scheduled"
-                     : t.status == "completed" ? "delivery_completed"
-                     : t.status == "failed"    ? "delivery_failed"
-                                               : "delivery_expired";
-  auto line = std::string{"event="} + what + " outboxEventId="
-              + std::to_string(t.event_id) + " outboxDeliveryId="
-              + std::to_string(t.delivery_id) + " job=" + kv(t.job)
-              + " queue=" + kv(t.queue) + " status=" + t.status
-              + " attempts=" + std::to_string(t.attempts);
-  if (t.next_try)
-    line += " nextTry=" + format_timestamp(*t.next_try);
+void log_lifecycle(const char* logger_name, const lifecycle_event& ev) {
   auto log = logger(logger_name);
-  if (t.status == "completed" || t.status == "pending")
-    log->info("{}", line);
-  else
-    log->warn("{}", line);
+  auto level = is_warning(ev.kind) ? spdlog::level::warn : spdlog::level::info;
+  if (!log->should_log(level))
+    return;
+  std::string line;
+  if (ev.kind == lifecycle_kind::stored) {
+    line = "event=stored outboxEventId=" + std::to_string(ev.event_id)
+           + " eventType=" + kv(ev.event_type);
+  } else {
+    delivery_fields f;
+    f.event_id = ev.event_id;
+    f.delivery_id = ev.delivery_id;
+    f.event_type = ev.event_type;
+    f.job = ev.job;
+    f.queue = ev.queue;
+    f.status = status_after(ev.kind);
+    f.attempts = ev.attempts;
+    f.reason = ev.reason;
+    line = std::string{"event="} + line_name(ev.kind) + " " + format_fields(f);
+  }
+  if (ev.kind == lifecycle_kind::published)
+    line += ev.last_attempt ? " lastAttempt=true" : " lastAttempt=false";
+  if (ev.superseded_by != 0)
+    line += " supersededBy=" + std::to_string(ev.superseded_by);
+  if (ev.next_try_ms != 0)
+    line += " nextTry="
+            + format_timestamp(time_point{std::chrono::milliseconds{ev.next_try_ms}});
+  log->log(level, "{}", line);
 }
 
 } // namespace outbox

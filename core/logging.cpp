@@ -45,8 +45,9 @@ std::string kv(const std::string& value) {
 std::string format_fields(const delivery_fields& f) {
   auto out = "outboxEventId=" + std::to_string(f.event_id)
              + " outboxDeliveryId=" + std::to_string(f.delivery_id)
-             + " eventType=" + kv(f.event_type) + " job=" + kv(f.job)
-             + " queue=" + kv(f.queue) + " status=" + kv(f.status)
+             + (f.event_type.empty() ? "" : " eventType=" + kv(f.event_type))
+             + " job=" + kv(f.job) + " queue=" + kv(f.queue)
+             + " status=" + kv(f.status)
              + " attempts=" + std::to_string(f.attempts);
   if (!f.reason.empty())
     out += " reason=" + kv(f.reason);

@@ -52,6 +52,12 @@ void write_nodes(std::ostringstream& out, const cluster_status& s) {
     if (!n.up)
       out << "  down since " << since(s.now_ms, n.down_ms);
     out << "\n";
+    if (!n.lifecycle.empty()) {
+      out << "    lifecycle events since start:";
+      for (auto& [kind, k] : n.lifecycle)
+        out << " " << kind << " " << k;
+      out << "\n";
+    }
     for (auto& a : n.actors) {
       auto& m = a.metrics;
       out << "    " << pad(m.name, 30) << pad(a.up ? "up" : "DOWN", 5)
@@ -110,6 +116,14 @@ std::string status_json(const cluster_status& s, bool with_nodes) {
     for (auto& st : delivery_statuses()) {
       str(st);
       w.Int64(count(m, st));
+    }
+    w.EndObject();
+  };
+  auto int_map = [&](const std::map<std::string, int64_t>& m) {
+    w.StartObject();
+    for (auto& [k, v] : m) {
+      str(k);
+      w.Int64(v);
     }
     w.EndObject();
   };
@@ -189,15 +203,12 @@ std::string status_json(const cluster_status& s, bool with_nodes) {
         w.Key("connected");
         w.Bool(m.connected);
         w.Key("counters");
-        w.StartObject();
-        for (auto& [k, v] : m.counters) {
-          str(k);
-          w.Int64(v);
-        }
-        w.EndObject();
+        int_map(m.counters);
         w.EndObject();
       }
       w.EndArray();
+      w.Key("lifecycle");
+      int_map(n.lifecycle);
       w.EndObject();
     }
     w.EndArray();

@@ -35,6 +35,8 @@ public:
   std::map<int64_t, result_verdict> verdicts;
   std::deque<caf::expected<sweep_result>> sweeps;
   std::optional<double> next_ready;
+  /// The next try the fake reports for every retry it applies.
+  time_point retry_at = time_point{std::chrono::seconds{1'800'000'000}};
   int claim_calls = 0;
 
   caf::expected<claim_result> claim_batch(const std::string&, int32_t) override {
@@ -60,10 +62,19 @@ public:
       auto it = verdicts.find(r.delivery_id);
       auto v = it == verdicts.end() ? result_verdict::applied : it->second;
       out.verdicts.push_back(v);
-      if (v == result_verdict::applied)
-        ++(r.result == outcome::completed ? out.completed
-           : r.result == outcome::retry   ? out.retried
-                                          : out.failed);
+      if (v != result_verdict::applied)
+        continue;
+      ++(r.result == outcome::completed ? out.completed
+         : r.result == outcome::retry   ? out.retried
+                                        : out.failed);
+      // As the real store reports it: a retry comes back with its next try.
+      delivery_transition t;
+      t.delivery_id = r.delivery_id;
+      t.job = r.job;
+      t.status = r.result == outcome::retry ? "pending" : to_string(r.result);
+      if (r.result == outcome::retry)
+        t.next_try = retry_at;
+      out.transitions.push_back(std::move(t));
     }
     return out;
   }

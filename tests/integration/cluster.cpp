@@ -1,6 +1,12 @@
 #define CAF_SUITE integration.cluster
 #include <caf/test/unit_test.hpp>
 
+#include <mutex>
+
+#include <caf/event_based_actor.hpp>
+
+#include "actors/lifecycle_group.hpp"
+#include "core/event_store.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/test_worker.hpp"
 
@@ -145,6 +151,78 @@ CAF_TEST(a stream of events all complete and the status actor counts them) {
   CAF_REQUIRE_EQUAL(s.nodes.size(), 1u);
   CAF_CHECK(s.nodes[0].up);
   CAF_CHECK_EQUAL(s.nodes[0].actors.size(), 4u);
+}
+
+namespace {
+
+/// An embedder's subscriber, thread-safe to read from the test.
+struct lifecycle_log_book {
+  std::mutex mtx;
+  std::vector<lifecycle_event> events;
+
+  std::vector<std::string> kinds_of(int64_t event_id) {
+    std::lock_guard<std::mutex> guard{mtx};
+    std::vector<std::string> out;
+    for (auto& ev : events)
+      if (ev.event_id == event_id)
+        out.push_back(to_string(ev.kind));
+    return out;
+  }
+};
+
+caf::behavior lifecycle_subscriber(caf::event_based_actor* self,
+                                   std::shared_ptr<lifecycle_log_book> book) {
+  self->join(lifecycle_group(self->system()));
+  return {
+    [book](const lifecycle_event& ev) {
+      std::lock_guard<std::mutex> guard{book->mtx};
+      book->events.push_back(ev);
+    },
+  };
+}
+
+} // namespace
+
+CAF_TEST(an embedder subscribes to the typed lifecycle events of its node) {
+  auto q = queue("watched");
+  running_node node{make_config({make_route("e", "Watched", q, {1})})};
+  test_worker worker{amqp_url(), q, [](const job_seen&, int send) {
+                       return send == 1 ? answer::retry : answer::completed;
+                     }};
+  auto book = std::make_shared<lifecycle_log_book>();
+  auto sub = node.sys->spawn(lifecycle_subscriber, book);
+  db_event_store store{names};
+  store.observe(lifecycle_forwarder(*node.sys));
+  must_exec(db, "BEGIN");
+  event ev;
+  ev.event_type = "e";
+  ev.payload = "{}";
+  auto id = store.add(db.native(), ev);
+  CAF_REQUIRE(id);
+  must_exec(db, "COMMIT");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }));
+  CAF_REQUIRE(wait_until([&] { return book->kinds_of(*id).size() == 5; }));
+  CAF_CHECK_EQUAL(book->kinds_of(*id),
+                  (std::vector<std::string>{"stored", "published",
+                                            "retry_scheduled", "published",
+                                            "completed"}));
+  {
+    std::lock_guard<std::mutex> guard{book->mtx};
+    for (auto& e : book->events)
+      if (e.kind == lifecycle_kind::retry_scheduled)
+        CAF_CHECK_GREATER(e.next_try_ms, now_ms() - 5000);
+  }
+  // The node agent subscribes too: the status view counts them.
+  CAF_REQUIRE(wait_until([&] {
+    auto s = node.status();
+    auto& lc = s.nodes.at(0).lifecycle;
+    return lc.count("completed") && lc.at("completed") == 1;
+  }));
+  auto lc = node.status().nodes.at(0).lifecycle;
+  CAF_CHECK_EQUAL(lc.at("published"), 2);
+  CAF_CHECK_EQUAL(lc.at("retry_scheduled"), 1);
+  CAF_CHECK_EQUAL(lc.at("stored"), 1);
+  caf::anon_send_exit(sub, caf::exit_reason::user_shutdown);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

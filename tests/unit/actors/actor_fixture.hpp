@@ -5,6 +5,7 @@
 
 #include <caf/test/dsl.hpp>
 
+#include "actors/lifecycle_group.hpp"
 #include "actors/messages.hpp"
 #include "actors/pass_loop.hpp"
 #include "tests/fakes/fake_stores.hpp"
@@ -42,6 +43,7 @@ struct agent_probe_state {
   std::string label;
   std::vector<std::vector<dispatcher_entry>> peers;
   std::vector<actor_metrics> metrics;
+  std::vector<lifecycle_event> lifecycle;
   static inline const char* name = "agent probe";
 };
 
@@ -58,7 +60,33 @@ agent_probe(node_agent_actor::stateful_pointer<agent_probe_state> self,
     },
     [](join_atom, node_info&) {},
     [](tick_atom) {},
+    [self](const lifecycle_event& ev) { self->state.lifecycle.push_back(ev); },
   };
+}
+
+/// An embedder's subscriber: joins the lifecycle group, keeps every event.
+struct lifecycle_recorder_state {
+  std::string label;
+  std::vector<lifecycle_event> events;
+  static inline const char* name = "lifecycle recorder";
+};
+
+inline caf::behavior
+lifecycle_recorder(caf::stateful_actor<lifecycle_recorder_state>* self,
+                   std::string label) {
+  self->state.label = std::move(label);
+  self->join(lifecycle_group(self->system()));
+  return {
+    [self](const lifecycle_event& ev) { self->state.events.push_back(ev); },
+  };
+}
+
+/// The kinds of `evs`, in order, for compact checks.
+inline std::vector<std::string> kinds(const std::vector<lifecycle_event>& evs) {
+  std::vector<std::string> out;
+  for (auto& ev : evs)
+    out.push_back(to_string(ev.kind));
+  return out;
 }
 
 /// Passes only when a test sends wake or once: no timers to drive.

@@ -85,6 +85,34 @@ CAF_TEST(a nack a return or a lost confirm retries that delivery alone at once) 
   CAF_CHECK_EQUAL(m.counters["lost"], 1);
 }
 
+CAF_TEST(each step is sent to the lifecycle group as a typed event) {
+  auto rec = sys.spawn(lifecycle_recorder, "embedder");
+  sched.run();
+  auto c = claimed({1, 2});
+  c.transitions.push_back({109, 9, "PublishStockJob", "stock.publish",
+                           "expired", 2, std::nullopt});
+  store->claims.push_back(c);
+  publisher->statuses = {publish_status::confirmed, publish_status::nacked};
+  auto d = spawn_dispatcher(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 1);
+  sched.run();
+  auto& evs = deref<caf::stateful_actor<lifecycle_recorder_state>>(rec).state.events;
+  CAF_CHECK_EQUAL(kinds(evs), (std::vector<std::string>{
+                                "expired", "published", "publish_failed",
+                                "retry_scheduled"}));
+  CAF_REQUIRE_EQUAL(evs.size(), 4u);
+  CAF_CHECK_EQUAL(evs[0].delivery_id, 9);
+  CAF_CHECK_EQUAL(evs[1].delivery_id, 1);
+  CAF_CHECK_EQUAL(evs[1].event_id, 101);
+  CAF_CHECK_EQUAL(evs[1].event_type, "stock.changed");
+  CAF_CHECK_EQUAL(evs[1].queue, "stock.publish");
+  CAF_CHECK_EQUAL(evs[2].delivery_id, 2);
+  CAF_CHECK_EQUAL(evs[2].reason, "publish nacked");
+  CAF_CHECK_EQUAL(evs[3].delivery_id, 2);
+  CAF_CHECK_EQUAL(evs[3].next_try_ms, 1'800'000'000'000);
+  stop(rec); // the group holds its subscribers until they exit
+}
+
 CAF_TEST(nothing is claimed while the broker is unreachable) {
   publisher->not_ready = make_error(errc::broker_unavailable, "connect failed");
   auto d = spawn_dispatcher(manual_passes());

@@ -148,4 +148,27 @@ CAF_TEST(the node agent joins a local status actor and forwards metrics) {
   CAF_CHECK(!s.nodes.at(0).up);
 }
 
+CAF_TEST(the node agent counts the lifecycle events of its node for the view) {
+  status_address where;
+  where.local = st;
+  auto a = sys.spawn(node_agent, where);
+  self->send(a, join_atom::value, worker_node());
+  sched.run();
+  auto group = lifecycle_group(sys);
+  for (auto kind : {lifecycle_kind::published, lifecycle_kind::completed,
+                    lifecycle_kind::published}) {
+    lifecycle_event ev;
+    ev.kind = kind;
+    caf::anon_send(group, ev);
+  }
+  sched.run();
+  CAF_CHECK(sched.trigger_timeout()); // the agent's tick sends the counts
+  sched.run();
+  stop(a); // its tick re-arms forever
+  auto s = request<cluster_status>(st, status_atom::value);
+  CAF_CHECK_EQUAL(s.nodes.at(0).lifecycle,
+                  (std::map<std::string, int64_t>{{"completed", 1},
+                                                  {"published", 2}}));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -39,6 +39,23 @@ CAF_TEST(the sweeper reports its decisions) {
   CAF_CHECK_EQUAL(m.counters["expired"], 4);
 }
 
+CAF_TEST(the sweeper announces its transitions as lifecycle events) {
+  auto rec = sys.spawn(lifecycle_recorder, "embedder");
+  sched.run();
+  auto r = swept(1, 0, 1, 1);
+  r.transitions.push_back({7, 70, "J", "q", "failed", 3, std::nullopt});
+  r.transitions.push_back({8, 80, "J", "q", "expired", 1, std::nullopt});
+  store->sweeps.push_back(r);
+  auto s = sys.spawn(sweeper, store, 100, manual_passes(), node_agent_actor{});
+  request<int64_t>(s, once_atom::value);
+  sched.run();
+  auto& evs = deref<caf::stateful_actor<lifecycle_recorder_state>>(rec).state.events;
+  CAF_CHECK_EQUAL(kinds(evs), (std::vector<std::string>{"failed", "expired"}));
+  CAF_CHECK_EQUAL(evs.at(0).attempts, 3);
+  CAF_CHECK_EQUAL(evs.at(1).delivery_id, 80);
+  stop(rec); // the group holds its subscribers until they exit
+}
+
 CAF_TEST(a full sweep goes again at once and pushes metrics to the agent) {
   store->sweeps.push_back(swept(5, 5, 0, 0));
   auto agent = sys.spawn(agent_probe, "agent");
