@@ -172,6 +172,10 @@ struct amqp_client::impl {
       props.message_id = bytes(m.message_id);
       props.correlation_id = bytes(m.correlation_id);
       props.type = bytes(m.type);
+      if (!m.expiration.empty()) {
+        props._flags |= AMQP_BASIC_EXPIRATION_FLAG;
+        props.expiration = bytes(m.expiration);
+      }
       // A zero return proves nothing (LIBRARIES.md §6): only the confirm does.
       if (amqp_basic_publish(conn, channel, amqp_empty_bytes,
                              bytes(m.routing_key), /*mandatory*/ 1,
@@ -381,6 +385,8 @@ amqp_client::next_message(std::chrono::milliseconds timeout) {
     m.correlation_id = text(props.correlation_id);
   if (props._flags & AMQP_BASIC_TYPE_FLAG)
     m.type = text(props.type);
+  if (props._flags & AMQP_BASIC_EXPIRATION_FLAG)
+    m.expiration = text(props.expiration);
   amqp_destroy_envelope(&env);
   return std::optional<incoming_message>{std::move(m)};
 }

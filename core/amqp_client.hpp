@@ -23,6 +23,7 @@ struct outgoing_message {
   std::string correlation_id;
   std::string type;
   std::string content_type = "application/json";
+  std::string expiration; ///< per-message TTL in ms ("" = none)
 };
 
 /// The fate of one published message.
@@ -42,6 +43,7 @@ struct incoming_message {
   std::string message_id;
   std::string correlation_id;
   std::string type;
+  std::string expiration; ///< per-message TTL in ms, "" if none
   bool redelivered = false;
 };
 

@@ -1,5 +1,7 @@
 #include "core/config.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -232,12 +234,44 @@ const char* override_from_env(env_lookup env, const char* var,
   return var;
 }
 
+// `except`: glob patterns (fnmatch: `*`, `?`, `[...]`) of event types
+// published straight to RabbitMQ instead of through the outbox.
+void read_direct_patterns(const json& v, problems& errs,
+                          std::vector<std::string>& out) {
+  if (!v.IsArray()) {
+    errs.add("except", v, "must be an array of event type patterns");
+    return;
+  }
+  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+    auto path = "except[" + std::to_string(i) + "]";
+    auto& p = v[i];
+    if (!p.IsString() || p.GetStringLength() == 0 || p.GetStringLength() > 255)
+      errs.add(path, p, "must be a pattern of 1 to 255 bytes, e.g. \"metrics.*\"");
+    else
+      out.emplace_back(p.GetString(), p.GetStringLength());
+  }
+}
+
+// OUTBOX_ENABLED=false turns the outbox off for every event type (tests,
+// or an emergency), whatever the file says.
+void read_enabled_override(env_lookup env, problems& errs, config& cfg) {
+  auto v = env("OUTBOX_ENABLED");
+  if (v.empty())
+    return;
+  if (v == "true" || v == "1")
+    cfg.enabled = true;
+  else if (v == "false" || v == "0")
+    cfg.enabled = false;
+  else
+    errs.add("OUTBOX_ENABLED", "must be true, false, 1 or 0");
+}
+
 void read_top_level(const json& doc, problems& errs, config& cfg) {
   check_keys(doc, "",
              {"databaseUrl", "amqpUrl", "eventsTableName",
               "deliveriesTableName", "migrationsTableName",
               "publishFunctionName", "batchSize", "ttlSeconds",
-              "deliverImmediately", "routes"},
+              "deliverImmediately", "enabled", "except", "routes"},
              errs);
   for (auto [key, out] :
        {std::pair{"databaseUrl", &cfg.database_url},
@@ -268,6 +302,14 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
     else
       errs.add("deliverImmediately", it->value, "must be true or false");
   }
+  if (auto it = doc.FindMember("enabled"); it != doc.MemberEnd()) {
+    if (it->value.IsBool())
+      cfg.enabled = it->value.GetBool();
+    else
+      errs.add("enabled", it->value, "must be true or false");
+  }
+  if (auto it = doc.FindMember("except"); it != doc.MemberEnd())
+    read_direct_patterns(it->value, errs, cfg.direct_patterns);
   int64_t default_ttl = 0;
   if (auto it = doc.FindMember("ttlSeconds");
       it != doc.MemberEnd()
@@ -302,6 +344,15 @@ std::vector<route> config::routes_for(const std::string& event_type) const {
   return out;
 }
 
+bool config::publishes_directly(const std::string& event_type) const {
+  if (!enabled)
+    return true;
+  for (auto& p : direct_patterns)
+    if (fnmatch(p.c_str(), event_type.c_str(), 0) == 0)
+      return true;
+  return false;
+}
+
 std::vector<std::string> config::queues() const {
   std::set<std::string> qs;
   for (auto& r : routes)
@@ -327,6 +378,7 @@ caf::expected<config> parse_config(const std::string& text, env_lookup env) {
                                      "databaseUrl", cfg.database_url);
   auto amqp_source = override_from_env(env, "OUTBOX_AMQP_URL", "amqpUrl",
                                        cfg.amqp_url);
+  read_enabled_override(env, errs, cfg);
   check_database_url(cfg.database_url, db_source, errs);
   check_amqp_url(cfg.amqp_url, amqp_source, errs);
   if (!errs.empty())

@@ -23,7 +23,17 @@ struct config {
   /// so an event goes from commit to the broker without waiting for a poll;
   /// false: only the periodic passes (--sleep) move events on.
   bool deliver_immediately = true;
+  /// false (or OUTBOX_ENABLED=false): the producer API publishes every
+  /// event straight to RabbitMQ, as if there were no outbox.
+  bool enabled = true;
+  /// `except`: glob patterns of event types published straight to RabbitMQ
+  /// (for messages worthless a moment later: metrics, presence).
+  std::vector<std::string> direct_patterns;
   std::vector<route> routes;
+
+  /// True when the producer API publishes `event_type` directly: the outbox
+  /// is disabled, or the type matches an `except` pattern.
+  bool publishes_directly(const std::string& event_type) const;
 
   /// Returns the routes of one event type (empty if it has none).
   std::vector<route> routes_for(const std::string& event_type) const;

@@ -21,6 +21,7 @@ std::string to_string(errc x) {
     case errc::broker_unavailable: return "broker_unavailable";
     case errc::broker_error: return "broker_error";
     case errc::broker_timeout: return "broker_timeout";
+    case errc::publish_failed: return "publish_failed";
   }
   return "unknown_outbox_error";
 }

@@ -42,6 +42,9 @@ enum class errc : uint8_t {
   broker_error,
   /// Waiting for the broker timed out.
   broker_timeout,
+  /// A directly published message was nacked, returned (no queue) or not
+  /// confirmed in time.
+  publish_failed,
 };
 
 /// Returns the enumerator's name, e.g. "config_invalid".

@@ -52,6 +52,16 @@ bool is_uuid(const std::string& s) {
   return true;
 }
 
+// The producer API checked JSON payloads before they were written or sent.
+void write_payload(json_writer_t& w, const std::string& content_type,
+                   const std::string& payload) {
+  w.Key("payload");
+  if (content_type == "application/json")
+    w.RawValue(payload.data(), payload.size(), rapidjson::kObjectType);
+  else
+    write_string(w, payload);
+}
+
 } // namespace
 
 std::string results_queue(const std::string& queue) {
@@ -74,12 +84,7 @@ std::string job_message_body(const job_to_send& job) {
   write_string(w, job.dispatch_id);
   w.Key("outboxLastAttempt");
   w.Bool(job.last_attempt);
-  w.Key("payload");
-  // The producer API checked JSON payloads when they were written.
-  if (job.content_type == "application/json")
-    w.RawValue(job.payload.data(), job.payload.size(), rapidjson::kObjectType);
-  else
-    write_string(w, job.payload);
+  write_payload(w, job.content_type, job.payload);
   w.EndObject();
   return sb.GetString();
 }
@@ -91,6 +96,33 @@ outgoing_message job_message(const job_to_send& job) {
   m.message_id = std::to_string(job.delivery_id);
   m.correlation_id = job.dispatch_id;
   m.type = job.job;
+  return m;
+}
+
+outgoing_message direct_job_message(const std::string& job,
+                                    const std::string& queue, const event& ev,
+                                    std::string message_id,
+                                    int64_t expiration_ms) {
+  rapidjson::StringBuffer sb;
+  json_writer_t w(sb);
+  w.StartObject();
+  w.Key("job");
+  write_string(w, job);
+  w.Key("eventType");
+  write_string(w, ev.event_type);
+  w.Key("outboxDirect");
+  w.Bool(true);
+  w.Key("outboxLastAttempt");
+  w.Bool(true);
+  write_payload(w, ev.content_type, ev.payload);
+  w.EndObject();
+  outgoing_message m;
+  m.routing_key = queue;
+  m.body = sb.GetString();
+  m.message_id = std::move(message_id);
+  m.type = job;
+  if (expiration_ms > 0)
+    m.expiration = std::to_string(expiration_ms);
   return m;
 }
 
@@ -186,6 +218,36 @@ std::optional<send_result> read_attribution(const rapidjson::Document& doc) {
   return r;
 }
 
+caf::error read_payload(const rapidjson::Document& doc, job_message_fields& out) {
+  auto payload = doc.FindMember("payload");
+  if (payload == doc.MemberEnd())
+    return bad_job("payload is missing");
+  rapidjson::StringBuffer sb;
+  json_writer_t w(sb);
+  payload->value.Accept(w);
+  out.payload_json = sb.GetString();
+  return caf::none;
+}
+
+// A direct message has no ids: nobody waits for its result.
+caf::expected<job_message_fields> parse_direct_job(const rapidjson::Document& doc) {
+  job_message_fields out;
+  out.direct = true;
+  out.last_attempt = true;
+  auto job = doc.FindMember("job");
+  if (job == doc.MemberEnd() || !job->value.IsString()
+      || job->value.GetStringLength() == 0)
+    return bad_job("job must be a non-empty string");
+  out.job.assign(job->value.GetString(), job->value.GetStringLength());
+  auto type = doc.FindMember("eventType");
+  if (type == doc.MemberEnd() || !type->value.IsString())
+    return bad_job("eventType must be a string");
+  out.event_type.assign(type->value.GetString(), type->value.GetStringLength());
+  if (auto err = read_payload(doc, out))
+    return err;
+  return out;
+}
+
 } // namespace
 
 caf::expected<job_message_fields> parse_job_message(const std::string& body) {
@@ -195,6 +257,11 @@ caf::expected<job_message_fields> parse_job_message(const std::string& body) {
     return bad_job("not valid JSON");
   if (!doc.IsObject())
     return bad_job("not a JSON object");
+  if (auto direct = doc.FindMember("outboxDirect"); direct != doc.MemberEnd()) {
+    if (!direct->value.IsBool() || !direct->value.GetBool())
+      return bad_job("outboxDirect must be true when present");
+    return parse_direct_job(doc);
+  }
   auto ids = read_attribution(doc);
   if (!ids)
     return bad_job("outboxDeliveryId, outboxDispatchId (a UUID) and job are "
@@ -216,13 +283,8 @@ caf::expected<job_message_fields> parse_job_message(const std::string& body) {
   if (last == doc.MemberEnd() || !last->value.IsBool())
     return bad_job("outboxLastAttempt must be true or false");
   out.last_attempt = last->value.GetBool();
-  auto payload = doc.FindMember("payload");
-  if (payload == doc.MemberEnd())
-    return bad_job("payload is missing");
-  rapidjson::StringBuffer sb;
-  json_writer_t w(sb);
-  payload->value.Accept(w);
-  out.payload_json = sb.GetString();
+  if (auto err = read_payload(doc, out))
+    return err;
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/amqp_client.hpp"
 #include "core/delivery.hpp"
+#include "core/event.hpp"
 
 namespace outbox {
 
@@ -26,6 +27,17 @@ std::string job_message_body(const job_to_send& job);
 /// (message_id = delivery id, correlation_id = dispatch id, type = job).
 outgoing_message job_message(const job_to_send& job);
 
+/// A job message published directly, without the outbox (config
+/// `enabled`, `except`): job, eventType, `"outboxDirect": true`,
+/// `"outboxLastAttempt": true` (no retry follows) and the payload, but no
+/// ids, and no result is expected. message_id = `message_id`, type = job;
+/// `expiration_ms` > 0 lets the broker drop it once its time to live is
+/// over while it waits in the queue.
+outgoing_message direct_job_message(const std::string& job,
+                                    const std::string& queue, const event& ev,
+                                    std::string message_id,
+                                    int64_t expiration_ms);
+
 /// Parses a result message body. errc::deserialize_failed with a safe reason
 /// (which field, which rule) for bad JSON, missing or mistyped fields,
 /// unknown keys or an unknown outcome. `reason` is capped at 200 bytes.
@@ -40,10 +52,13 @@ struct job_message_fields {
   std::string event_type;
   bool last_attempt = false;
   std::string payload_json; ///< the payload, as JSON text
+  /// Published directly (outboxDirect): the ids are 0, last_attempt is
+  /// true, and the worker sends no result.
+  bool direct = false;
 };
 
 /// Parses a job message body strictly: every field present with its type,
-/// ids as the relay writes them. errc::deserialize_failed with a safe
+/// ids as the relay writes them (a direct message: job, eventType, payload). errc::deserialize_failed with a safe
 /// reason otherwise.
 caf::expected<job_message_fields> parse_job_message(const std::string& body);
 

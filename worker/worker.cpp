@@ -105,7 +105,7 @@ void worker::run(int64_t max_jobs) {
   }
 }
 
-std::optional<send_result> worker::decide(const incoming_message& m) {
+worker::decision worker::decide(const incoming_message& m) {
   auto log = logger("worker");
   auto job = parse_job_message(m.body);
   if (!job) {
@@ -117,13 +117,20 @@ std::optional<send_result> worker::decide(const incoming_message& m) {
       ids->reason = why;
       log->warn("event=malformed_job outboxDeliveryId={} job={} why={}",
                 ids->delivery_id, kv(ids->job), kv(why));
-      return ids;
+      return {decision::send, std::move(*ids)};
     }
     log->warn("event=malformed_job deliveryTag={} why={} action=rejected",
               m.delivery_tag, kv(why));
-    return std::nullopt;
+    return {};
   }
   auto result = run_job(*job, handlers_);
+  if (job->direct) {
+    // Published without the outbox: there is no delivery to report to.
+    ++counters_.direct;
+    log->info("event=direct_job_done eventType={} job={} outcome={}",
+              kv(job->event_type), kv(job->job), to_string(result.result));
+    return {decision::ack, {}};
+  }
   ++(result.result == outcome::completed ? counters_.completed
      : result.result == outcome::retry   ? counters_.retried
                                          : counters_.failed);
@@ -131,23 +138,28 @@ std::optional<send_result> worker::decide(const incoming_message& m) {
             "job={} lastAttempt={} outcome={}",
             job->event_id, job->delivery_id, kv(job->event_type), kv(job->job),
             job->last_attempt, to_string(result.result));
-  return result;
+  return {decision::send, std::move(result)};
 }
 
 void worker::process(const std::vector<incoming_message>& batch) {
-  std::vector<std::optional<send_result>> results;
+  std::vector<decision> decisions;
   std::vector<outgoing_message> out;
   for (auto& m : batch) {
-    results.push_back(decide(m));
-    if (auto& r = results.back())
-      out.push_back(result_message(opts_.queue, *r));
+    decisions.push_back(decide(m));
+    if (decisions.back().action == decision::send)
+      out.push_back(result_message(opts_.queue, decisions.back().result));
   }
   auto statuses = out.empty() ? std::vector<publish_status>{}
                               : publisher_->publish_batch(out, confirm_timeout);
   size_t next = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (!results[i]) {
+    auto& d = decisions[i];
+    if (d.action == decision::reject) {
       consumer_->reject(batch[i].delivery_tag);
+      continue;
+    }
+    if (d.action == decision::ack) {
+      consumer_->ack(batch[i].delivery_tag);
       continue;
     }
     auto st = next < statuses.size() ? statuses[next] : publish_status::lost;
@@ -161,7 +173,7 @@ void worker::process(const std::vector<incoming_message>& batch) {
     // arrive makes the repeat stale.
     logger("worker")->warn("event=result_not_confirmed outboxDeliveryId={} "
                            "status={}",
-                           results[i]->delivery_id, to_string(st));
+                           d.result.delivery_id, to_string(st));
     consumer_.reset();
     publisher_.reset();
     return;

@@ -35,6 +35,7 @@ struct worker_options {
 struct worker_counters {
   int64_t completed = 0, retried = 0, failed = 0;
   int64_t malformed = 0; ///< not valid job messages
+  int64_t direct = 0;    ///< direct jobs run (no result sent)
 };
 
 class worker {
@@ -59,8 +60,13 @@ public:
 
 private:
   caf::error connect();
-  /// The result to send for one message; nullopt: reject it.
-  std::optional<send_result> decide(const incoming_message& m);
+  /// What to do with one message: send `result` and then ack; just ack (a
+  /// direct job: nobody waits for its result); or reject it (unreadable).
+  struct decision {
+    enum { send, ack, reject } action = reject;
+    send_result result;
+  };
+  decision decide(const incoming_message& m);
   /// Runs a batch, publishes its results with confirms, then acks.
   void process(const std::vector<incoming_message>& batch);
 

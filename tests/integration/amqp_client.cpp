@@ -36,8 +36,13 @@ struct fixture {
   }
 
   static outgoing_message msg(const std::string& q, int i) {
-    return {q, "{\"n\":" + std::to_string(i) + "}", std::to_string(i),
-            "dispatch-" + std::to_string(i), "J"};
+    outgoing_message m;
+    m.routing_key = q;
+    m.body = "{\"n\":" + std::to_string(i) + "}";
+    m.message_id = std::to_string(i);
+    m.correlation_id = "dispatch-" + std::to_string(i);
+    m.type = "J";
+    return m;
   }
 };
 

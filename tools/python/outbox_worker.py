@@ -43,9 +43,12 @@ class Job:
     def __init__(self, doc):
         self.job = doc["job"]
         self.event_type = doc["eventType"]
-        self.event_id = int(doc["outboxEventId"])
-        self.delivery_id = int(doc["outboxDeliveryId"])  # stable: idempotency key
-        self.dispatch_id = doc["outboxDispatchId"]        # new for every send
+        # A direct job (published without the outbox) has no ids and wants
+        # no result: 0, "" and direct=True.
+        self.direct = doc.get("outboxDirect") is True
+        self.event_id = int(doc.get("outboxEventId", 0))
+        self.delivery_id = int(doc.get("outboxDeliveryId", 0))  # idempotency key
+        self.dispatch_id = doc.get("outboxDispatchId", "")      # new every send
         self.last_attempt = doc["outboxLastAttempt"]
         self.payload = doc["payload"]
 
@@ -79,10 +82,15 @@ def parse_job(body):
         raise MalformedJob("job message: not valid JSON")
     if not isinstance(doc, dict):
         raise MalformedJob("job message: not a JSON object")
-    if attribution(doc) is None:
+    if "outboxDirect" in doc:
+        if doc["outboxDirect"] is not True:
+            raise MalformedJob("job message: outboxDirect must be true when present")
+        if not isinstance(doc.get("job"), str) or not doc["job"]:
+            raise MalformedJob("job message: job must be a non-empty string")
+    elif attribution(doc) is None:
         raise MalformedJob("job message: outboxDeliveryId, outboxDispatchId "
                            "(a UUID) and job are required")
-    if not _id(doc.get("outboxEventId")):
+    if "outboxDirect" not in doc and not _id(doc.get("outboxEventId")):
         raise MalformedJob("job message: outboxEventId must be a positive integer")
     if not isinstance(doc.get("eventType"), str):
         raise MalformedJob("job message: eventType must be a string")
@@ -98,7 +106,8 @@ class Worker:
         self.amqp_url, self.queue, self.prefetch = amqp_url, queue, prefetch
         self.handlers = {}
         self.stopping = False
-        self.counts = {"completed": 0, "retry": 0, "failed": 0, "malformed": 0}
+        self.counts = {"completed": 0, "retry": 0, "failed": 0, "malformed": 0,
+                       "direct": 0}
         self.log = logging.getLogger("outbox.worker")
 
     def handle(self, job, fn):
@@ -154,6 +163,11 @@ class Worker:
             jobs.basic_ack(method.delivery_tag)
             return
         outcome, reason = self._run_handler(job)
+        if job.direct:  # nobody waits for its result
+            self.counts["direct"] += 1
+            self.log.info("event=direct_job_done job=%s outcome=%s", job.job, outcome)
+            jobs.basic_ack(method.delivery_tag)
+            return
         self.counts[outcome] += 1
         self.log.info("event=job_done outboxDeliveryId=%s job=%s lastAttempt=%s "
                       "outcome=%s", job.delivery_id, job.job, job.last_attempt,

@@ -194,3 +194,56 @@ CAF_TEST(immediate delivery is on unless switched off) {
                         .find("deliverImmediately = \"no\": must be true or false"),
                       std::string::npos);
 }
+
+CAF_TEST(direct publish follows enabled except and OUTBOX_ENABLED) {
+  auto cfg = parse_config(
+    R"({"except": ["metrics.*", "presence.?", "[ab].ping"], "routes": {}})", no_env);
+  CAF_REQUIRE(cfg);
+  CAF_CHECK(cfg->enabled);
+  CAF_CHECK(cfg->publishes_directly("metrics.cpu"));
+  CAF_CHECK(cfg->publishes_directly("metrics.disk.free"));
+  CAF_CHECK(cfg->publishes_directly("presence.x"));
+  CAF_CHECK(!cfg->publishes_directly("presence.xy"));
+  CAF_CHECK(cfg->publishes_directly("b.ping"));
+  CAF_CHECK(!cfg->publishes_directly("c.ping"));
+  CAF_CHECK(!cfg->publishes_directly("order.placed"));
+  CAF_CHECK(!cfg->publishes_directly("metrics"));
+  auto off = parse_config(R"({"enabled": false, "routes": {}})", no_env);
+  CAF_REQUIRE(off);
+  CAF_CHECK(off->publishes_directly("order.placed"));
+  auto env_off = [](const char* name) -> std::string {
+    return std::string{name} == "OUTBOX_ENABLED" ? "false" : "";
+  };
+  auto by_env = parse_config(R"({"enabled": true, "routes": {}})", env_off);
+  CAF_REQUIRE(by_env);
+  CAF_CHECK(!by_env->enabled);
+  auto env_on = [](const char* name) -> std::string {
+    return std::string{name} == "OUTBOX_ENABLED" ? "1" : "";
+  };
+  auto back_on = parse_config(R"({"enabled": false, "routes": {}})", env_on);
+  CAF_REQUIRE(back_on);
+  CAF_CHECK(back_on->enabled);
+}
+
+CAF_TEST(bad direct publish settings are reported) {
+  auto errs = errors_of(R"({"enabled": "yes", "except": ["", 3, "ok.*"],
+                            "routes": {}})");
+  CAF_CHECK_NOT_EQUAL(errs.find("enabled = \"yes\": must be true or false"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(errs.find("except[0] = \"\": must be a pattern"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(errs.find("except[1] = 3: must be a pattern"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(errs.find("except[2]"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(errors_of(R"({"except": "metrics.*", "routes": {}})")
+                        .find("except = \"metrics.*\": must be an array"),
+                      std::string::npos);
+  auto env_bad = [](const char* name) -> std::string {
+    return std::string{name} == "OUTBOX_ENABLED" ? "maybe" : "";
+  };
+  auto bad = parse_config(R"({"routes": {}})", env_bad);
+  CAF_REQUIRE(!bad);
+  CAF_CHECK_NOT_EQUAL(render(bad.error()).find(
+                        "OUTBOX_ENABLED: must be true, false, 1 or 0"),
+                      std::string::npos);
+}

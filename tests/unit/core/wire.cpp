@@ -159,6 +159,40 @@ CAF_TEST(a job message parses back into its fields) {
   CAF_CHECK_EQUAL(parsed->payload_json, R"({"sku":"A-1","qty":3})");
 }
 
+CAF_TEST(a direct job message has no ids and parses as direct) {
+  event ev;
+  ev.event_type = "metrics.cpu";
+  ev.payload = R"({"load":0.5})";
+  auto m = direct_job_message("RecordCpu", "metrics", ev, "id-1", 1500);
+  CAF_CHECK_EQUAL(m.routing_key, "metrics");
+  CAF_CHECK_EQUAL(m.message_id, "id-1");
+  CAF_CHECK_EQUAL(m.type, "RecordCpu");
+  CAF_CHECK_EQUAL(m.correlation_id, "");
+  CAF_CHECK_EQUAL(m.expiration, "1500");
+  CAF_CHECK_EQUAL(m.body, R"({"job":"RecordCpu","eventType":"metrics.cpu",)"
+                          R"("outboxDirect":true,"outboxLastAttempt":true,)"
+                          R"("payload":{"load":0.5}})");
+  CAF_CHECK_EQUAL(direct_job_message("J", "q", ev, "id-2", 0).expiration, "");
+  auto parsed = parse_job_message(m.body);
+  CAF_REQUIRE(parsed);
+  CAF_CHECK(parsed->direct);
+  CAF_CHECK_EQUAL(parsed->delivery_id, 0);
+  CAF_CHECK_EQUAL(parsed->job, "RecordCpu");
+  CAF_CHECK_EQUAL(parsed->payload_json, R"({"load":0.5})");
+  auto reason = [](const std::string& body) {
+    auto r = parse_job_message(body);
+    return r ? "accepted" : context_of(r.error());
+  };
+  CAF_CHECK_EQUAL(reason(R"({"job":"J","eventType":"e","outboxDirect":false,"payload":{}})"),
+                  "job message: outboxDirect must be true when present");
+  CAF_CHECK_EQUAL(reason(R"({"job":"","eventType":"e","outboxDirect":true,"payload":{}})"),
+                  "job message: job must be a non-empty string");
+  CAF_CHECK_EQUAL(reason(R"({"job":"J","outboxDirect":true,"payload":{}})"),
+                  "job message: eventType must be a string");
+  CAF_CHECK_EQUAL(reason(R"({"job":"J","eventType":"e","outboxDirect":true})"),
+                  "job message: payload is missing");
+}
+
 CAF_TEST(bad job messages are refused and attributed when possible) {
   auto reason = [](const std::string& body) {
     auto r = parse_job_message(body);
