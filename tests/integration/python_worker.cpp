@@ -3,6 +3,10 @@
 
 #include <csignal>
 
+#include <fstream>
+#include <iterator>
+
+#include "core/producer.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 
@@ -76,6 +80,40 @@ CAF_TEST(a python producer and worker follow the wire contract) {
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 5; }));
   worker->signal(SIGTERM);
   CAF_CHECK_EQUAL(worker->wait(), 0);
+}
+
+CAF_TEST(the python worker runs a direct job and sends no result) {
+  auto cfg = make_config({make_route("metrics.cpu", "J", q, {1})});
+  cfg.direct_patterns = {"metrics.*"};
+  producer p{cfg};
+  auto worker = python_worker();
+  event ev;
+  ev.event_type = "metrics.cpu";
+  ev.payload = R"({"scenario":"ok"})";
+  CAF_REQUIRE(p.add(nullptr, ev));
+  CAF_REQUIRE(p.add(nullptr, ev));
+  auto log_path = "/tmp/" + queue_prefix + "python_worker.log";
+  auto log_text = [&] {
+    std::ifstream in{log_path};
+    return std::string{std::istreambuf_iterator<char>{in}, {}};
+  };
+  CAF_CHECK(wait_until([&] {
+    auto text = log_text();
+    auto first = text.find("event=direct_job_done job=J outcome=completed");
+    return first != std::string::npos
+           && text.find("event=direct_job_done", first + 1) != std::string::npos;
+  }));
+  worker->signal(SIGTERM);
+  CAF_CHECK_EQUAL(worker->wait(), 0);
+  CAF_CHECK_NOT_EQUAL(log_text().find("completed=0 retry=0 failed=0 malformed=0 direct=2"),
+                      std::string::npos);
+  auto c = amqp_client::connect(amqp_url(), "test reader");
+  CAF_REQUIRE(c);
+  CAF_REQUIRE(!(*c)->consume(results_queue(q), 10));
+  auto m = (*c)->next_message(std::chrono::milliseconds{500});
+  CAF_REQUIRE(m);
+  CAF_CHECK(!*m); // nothing waits on the results queue
+  CAF_CHECK_EQUAL(count_status("pending") + count_status("completed"), 0);
 }
 
 CAF_TEST(the python producer refuses bad input clearly) {
