@@ -247,3 +247,12 @@ CAF_TEST(bad direct publish settings are reported) {
                         "OUTBOX_ENABLED: must be true, false, 1 or 0"),
                       std::string::npos);
 }
+
+CAF_TEST(the shipped example configs are valid) {
+  for (auto name : {"outbox.json", "demo.json"}) {
+    auto cfg = load_config(std::string{OUTBOX_SOURCE_DIR} + "/config/" + name, no_env);
+    if (!cfg)
+      CAF_FAIL(name << ": " << render(cfg.error()));
+    CAF_CHECK(!cfg->routes.empty());
+  }
+}
