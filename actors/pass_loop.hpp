@@ -30,6 +30,9 @@ struct pass_outcome {
   int64_t rows = 0;
   bool more = false; ///< a full batch: more work is probably waiting
   std::optional<std::chrono::milliseconds> due; ///< earliest known work
+  /// The next pass after exactly this, without due's floor (a pass that
+  /// already waited inside, like the result handler's fetch).
+  std::optional<std::chrono::milliseconds> again;
   caf::error error;
   std::map<std::string, int64_t> counters; ///< added to the metrics
   /// Logged and sent to the node's lifecycle group after the pass.

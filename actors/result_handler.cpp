@@ -40,9 +40,9 @@ public:
       held_ = std::move(*fetched);
     }
     if (held_.empty()) {
-      // The wait for a first result was this pass's sleep: listen again
-      // soon, so results never wait for the idle timer.
-      out.due = std::chrono::milliseconds{0};
+      // The wait for a first result was this pass's sleep: listen again at
+      // once, so a result never waits for a timer.
+      out.again = std::chrono::milliseconds{0};
       return out;
     }
     out.more = true;

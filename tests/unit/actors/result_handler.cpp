@@ -68,6 +68,22 @@ CAF_TEST(malformed unknown stale and wrong-job results are counted and acked) {
   CAF_CHECK_EQUAL(m.errors, 0);
 }
 
+CAF_TEST(an empty wait for results is followed by the next wait at once) {
+  pass_settings s;
+  s.idle = std::chrono::seconds{10};
+  auto h = sys.spawn(result_handler, store, source, "stock.publish", 100,
+                     std::chrono::milliseconds{250}, s, node_agent_actor{});
+  self->send(h, wake_atom::value);
+  expect((wake_atom), from(self).to(h));
+  expect((pass_atom, uint64_t), from(h).to(h));
+  // Nothing came within the fetch's own wait: no timer, another pass now.
+  expect((pass_atom, uint64_t), from(h).to(h).with(_, 2u));
+  source->push(result(1));
+  expect((pass_atom, uint64_t), from(h).to(h).with(_, 3u));
+  CAF_CHECK_EQUAL(source->acked_through, 1u);
+  stop(h);
+}
+
 CAF_TEST(a batch whose commit failed is kept unacked and applied again) {
   source->push(result(1));
   source->push(result(2));
