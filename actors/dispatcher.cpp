@@ -35,8 +35,9 @@ public:
     out.more = static_cast<int64_t>(jobs.size()) + claimed->expired >= batch_size_;
     if (!jobs.empty())
       out.error = publish(jobs, out);
-    if (!out.more && !out.error)
-      out.due = next_due(out);
+    if (!out.more && claimed->next_ready_seconds)
+      out.due = std::chrono::milliseconds{
+        static_cast<int64_t>(*claimed->next_ready_seconds * 1000)};
     return out;
   }
 
@@ -81,17 +82,6 @@ private:
     r.reason = std::string{"publish "} + to_string(status);
     out.events.push_back(publish_failed_event(j, r.reason));
     return r;
-  }
-
-  std::optional<std::chrono::milliseconds> next_due(pass_outcome& out) {
-    auto next = store_->next_available(queue_);
-    if (!next) {
-      out.error = next.error();
-      return std::nullopt;
-    }
-    if (!*next)
-      return std::nullopt;
-    return std::chrono::milliseconds{static_cast<int64_t>(**next * 1000)};
   }
 
   std::shared_ptr<delivery_store> store_;

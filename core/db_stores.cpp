@@ -33,12 +33,6 @@ caf::expected<sweep_result> db_delivery_store::sweep(int32_t n) {
     [&](pg_connection& c) { return repo_.sweep(c, n); });
 }
 
-caf::expected<std::optional<double>>
-db_delivery_store::next_available(const std::string& queue) {
-  return session_.run<std::optional<double>>(
-    [&](pg_connection& c) { return repo_.next_available(c, queue); });
-}
-
 db_status_store::db_status_store(std::string url, const schema_names& names)
   : session_(std::move(url)), repo_(names) {
 }

@@ -66,8 +66,6 @@ public:
   caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) override;
   caf::expected<sweep_result> sweep(int32_t batch_size) override;
-  caf::expected<std::optional<double>>
-  next_available(const std::string& queue) override;
 
 private:
   pg_session session_;

@@ -12,7 +12,9 @@ namespace {
 
 // Ready deliveries of one queue via the partial ready index; SKIP LOCKED
 // keeps concurrent dispatchers of a queue apart. Rows past their TTL expire
-// here instead of being sent; the rest get a fresh dispatch id.
+// here instead of being sent; the rest get a fresh dispatch id. The last
+// row says when the next pending delivery (a retry, say) becomes ready, so
+// a pass needs no second round trip to time the next one.
 constexpr const char* claim_sql = R"sql(
 WITH ready AS (
   SELECT id FROM {{deliveries}}
@@ -46,13 +48,13 @@ UNION ALL
 SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
        attempts, NULL, NULL, NULL, NULL
 FROM expired
+UNION ALL
+SELECT 'next', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, (extract(epoch FROM min(available_at) - now()) * 1000000)::bigint,
+       NULL
+FROM {{deliveries}}
+WHERE queue = $1 AND status = 'pending' AND available_at > now()
 ORDER BY 2
-)sql";
-
-// The dispatcher's next wake-up, from the ready index.
-constexpr const char* next_available_sql = R"sql(
-SELECT extract(epoch FROM min(available_at) - now())::float8
-FROM {{deliveries}} WHERE queue = $1 AND status = 'pending'
 )sql";
 
 // The columns every retry-or-fail decision needs, for a given id set.
@@ -274,8 +276,7 @@ std::optional<outcome> parse_outcome(const std::string& text) {
 }
 
 delivery_repository::delivery_repository(const schema_names& names)
-  : next_sql_(with_names(next_available_sql, names)),
-    claim_sql_(with_names(claim_sql, names)),
+  :     claim_sql_(with_names(claim_sql, names)),
     lock_sql_(with_names(lock_sql, names)),
     update_sql_(with_names(update_sql, names)),
     timed_out_sql_(with_names(timed_out_sql, names)),
@@ -292,6 +293,11 @@ delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
     return rows.error();
   claim_result out;
   for (int i = 0; i < rows->size(); ++i) {
+    if (rows->text(i, 0) == "next") {
+      if (!rows->is_null(i, 13))
+        out.next_ready_seconds = std::max(0.0, rows->int64(i, 13) / 1e6);
+      continue;
+    }
     if (rows->text(i, 0) == "expired") {
       ++out.expired;
       out.transitions.push_back({rows->int64(i, 2), rows->int64(i, 1),
@@ -384,17 +390,6 @@ caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
                                  std::nullopt});
     return out;
   });
-}
-
-caf::expected<std::optional<double>>
-delivery_repository::next_available(pg_connection& conn,
-                                    const std::string& queue) {
-  auto rows = conn.exec_prepared("next_available", next_sql_, {queue});
-  if (!rows)
-    return rows.error();
-  if (rows->size() == 0 || rows->is_null(0, 0))
-    return std::optional<double>{};
-  return std::optional<double>{std::max(0.0, std::stod(rows->text(0, 0)))};
 }
 
 } // namespace outbox

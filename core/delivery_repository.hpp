@@ -20,6 +20,9 @@ struct claim_result {
   std::vector<job_to_send> jobs;
   int64_t expired = 0; ///< past their time to live: expired, never sent
   std::vector<delivery_transition> transitions; ///< those expiries
+  /// Seconds until the earliest pending delivery not claimed now becomes
+  /// ready (a retry, say); nullopt when there is none.
+  std::optional<double> next_ready_seconds;
 };
 
 struct apply_result {
@@ -58,13 +61,7 @@ public:
   /// time to live.
   caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
 
-  /// Seconds until the earliest pending delivery of `queue` becomes ready
-  /// (0 when one is ready now); nullopt when none is pending.
-  caf::expected<std::optional<double>> next_available(pg_connection& conn,
-                                                      const std::string& queue);
-
 private:
-  std::string next_sql_;
   std::string claim_sql_, lock_sql_, update_sql_, timed_out_sql_, expire_sql_;
 };
 

@@ -34,8 +34,6 @@ public:
   virtual caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) = 0;
   virtual caf::expected<sweep_result> sweep(int32_t batch_size) = 0;
-  virtual caf::expected<std::optional<double>>
-  next_available(const std::string& queue) = 0;
 };
 
 /// The read-only counts of the status view.

@@ -34,6 +34,7 @@ public:
   /// Verdicts by delivery id; applied when absent.
   std::map<int64_t, result_verdict> verdicts;
   std::deque<caf::expected<sweep_result>> sweeps;
+  /// What an empty claim reports as the next ready time.
   std::optional<double> next_ready;
   /// The next try the fake reports for every retry it applies.
   time_point retry_at = time_point{std::chrono::seconds{1'800'000'000}};
@@ -41,8 +42,11 @@ public:
 
   caf::expected<claim_result> claim_batch(const std::string&, int32_t) override {
     ++claim_calls;
-    if (claims.empty())
-      return claim_result{};
+    if (claims.empty()) {
+      claim_result none;
+      none.next_ready_seconds = next_ready;
+      return none;
+    }
     auto c = std::move(claims.front());
     claims.pop_front();
     return c;
@@ -87,9 +91,6 @@ public:
     return s;
   }
 
-  caf::expected<std::optional<double>> next_available(const std::string&) override {
-    return next_ready;
-  }
 };
 
 class job_publisher : public outbox::job_publisher {

@@ -63,6 +63,21 @@ CAF_TEST(deliveries past their time to live expire instead of being sent) {
   CAF_CHECK_EQUAL(count_status("expired"), 1);
 }
 
+CAF_TEST(a claim tells when the next pending delivery becomes ready) {
+  make_deliveries(3, {60});
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET available_at = now() + interval '30 s' WHERE id = "
+                    "(SELECT max(id) FROM " + names.deliveries + ")");
+  auto c = claim();
+  CAF_CHECK_EQUAL(c.jobs.size(), 2u); // the third waits
+  CAF_REQUIRE(c.next_ready_seconds);
+  CAF_CHECK_GREATER(*c.next_ready_seconds, 29.0);
+  CAF_CHECK_LESS_OR_EQUAL(*c.next_ready_seconds, 30.0);
+  must_exec(db, "UPDATE " + names.deliveries + " SET status = 'completed', "
+                  "finished_at = now() WHERE status = 'pending'");
+  CAF_CHECK(!claim().next_ready_seconds); // nothing pending
+}
+
 CAF_TEST(the last attempt flag follows the retry rules) {
   make_deliveries(1, {});
   auto c = claim();
