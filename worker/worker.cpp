@@ -151,6 +151,14 @@ void worker::process(const std::vector<incoming_message>& batch) {
   }
   auto statuses = out.empty() ? std::vector<publish_status>{}
                               : publisher_->publish_batch(out, confirm_timeout);
+  // One cumulative ack covers every job of the batch up to the last one
+  // whose result is confirmed: the channel holds no older unacked job
+  // (each batch ends acked, or the connection is dropped).
+  std::optional<uint64_t> ack_through;
+  auto ack_done = [&] {
+    if (ack_through)
+      consumer_->ack(*ack_through, /*multiple*/ true);
+  };
   size_t next = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& d = decisions[i];
@@ -159,13 +167,13 @@ void worker::process(const std::vector<incoming_message>& batch) {
       continue;
     }
     if (d.action == decision::ack) {
-      consumer_->ack(batch[i].delivery_tag);
+      ack_through = batch[i].delivery_tag;
       continue;
     }
     auto st = next < statuses.size() ? statuses[next] : publish_status::lost;
     ++next;
     if (st == publish_status::confirmed) {
-      consumer_->ack(batch[i].delivery_tag);
+      ack_through = batch[i].delivery_tag;
       continue;
     }
     // Not confirmed: leave this and the rest unacked and drop the
@@ -174,10 +182,12 @@ void worker::process(const std::vector<incoming_message>& batch) {
     logger("worker")->warn("event=result_not_confirmed outboxDeliveryId={} "
                            "status={}",
                            d.result.delivery_id, to_string(st));
+    ack_done();
     consumer_.reset();
     publisher_.reset();
     return;
   }
+  ack_done();
 }
 
 } // namespace outbox
