@@ -362,6 +362,11 @@ int main(int argc, char** argv) {
   }
 
   drop_schema(db, s.names);
+  if (auto amqp = amqp_client::connect(o.amqp_url, "bench cleanup"))
+    for (auto& q : s.queues) {
+      (*amqp)->delete_queue(q);
+      (*amqp)->delete_queue(results_queue(q));
+    }
   std::remove(s.config_path.c_str());
   std::cout << rep.table();
   std::ofstream{o.json_file} << rep.json() << "\n";
