@@ -6,8 +6,6 @@ namespace outbox {
 
 namespace {
 
-constexpr auto window_poll = std::chrono::milliseconds{50};
-
 class dispatcher_role : public pass_role {
 public:
   dispatcher_role(std::shared_ptr<delivery_store> store,
@@ -37,11 +35,7 @@ public:
     out.more = static_cast<int64_t>(jobs.size()) + claimed->expired >= batch_size_;
     if (!jobs.empty())
       out.error = publish(jobs, out);
-    // A full window empties as results arrive: look again soon rather
-    // than at the next ready time or the idle sleep.
-    if (!out.more && claimed->window_full)
-      out.again = window_poll;
-    else if (!out.more && claimed->next_ready_seconds)
+    if (!out.more && claimed->next_ready_seconds)
       out.due = std::chrono::milliseconds{
         static_cast<int64_t>(*claimed->next_ready_seconds * 1000)};
     return out;

@@ -71,8 +71,7 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
     n->agent_ = sys.spawn(node_agent, target);
   }
   auto store = [&] {
-    return std::make_shared<db_delivery_store>(cfg.database_url, cfg.names,
-                                               cfg.dispatch_window);
+    return std::make_shared<db_delivery_store>(cfg.database_url, cfg.names);
   };
   std::vector<dispatcher_entry> local;
   for (auto& q : info.queues) {

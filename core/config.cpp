@@ -271,8 +271,7 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
              {"databaseUrl", "amqpUrl", "eventsTableName",
               "deliveriesTableName", "migrationsTableName",
               "publishFunctionName", "batchSize", "ttlSeconds",
-              "deliverImmediately", "enabled", "except", "dispatchWindow",
-              "routes"},
+              "deliverImmediately", "enabled", "except", "routes"},
              errs);
   for (auto [key, out] :
        {std::pair{"databaseUrl", &cfg.database_url},
@@ -297,12 +296,6 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
       && read_int(it->value, "batchSize", 1, 10000,
                   "must be an integer from 1 to 10000", errs, n))
     cfg.batch_size = static_cast<int32_t>(n);
-  cfg.dispatch_window = cfg.batch_size * 10;
-  if (auto it = doc.FindMember("dispatchWindow");
-      it != doc.MemberEnd()
-      && read_int(it->value, "dispatchWindow", 1, 1000000,
-                  "must be an integer from 1 to 1000000", errs, n))
-    cfg.dispatch_window = static_cast<int32_t>(n);
   if (auto it = doc.FindMember("deliverImmediately"); it != doc.MemberEnd()) {
     if (it->value.IsBool())
       cfg.deliver_immediately = it->value.GetBool();

@@ -19,9 +19,6 @@ struct config {
   std::string amqp_url = "amqp://guest:guest@127.0.0.1:5672/";
   schema_names names;
   int32_t batch_size = 100;
-  /// At most this many deliveries of one queue are dispatched and not yet
-  /// answered; `dispatchWindow`, default 10 × batch_size.
-  int32_t dispatch_window = 1000;
   /// true: an insert's NOTIFY wakes the router, which wakes the dispatchers,
   /// so an event goes from commit to the broker without waiting for a poll;
   /// false: only the periodic passes (--sleep) move events on.

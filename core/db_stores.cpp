@@ -12,15 +12,14 @@ caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
     [&](pg_connection& c) { return repo_.route_batch(c, n); });
 }
 
-db_delivery_store::db_delivery_store(std::string url, const schema_names& names,
-                                     int32_t window)
-  : session_(std::move(url)), repo_(names), window_(window) {
+db_delivery_store::db_delivery_store(std::string url, const schema_names& names)
+  : session_(std::move(url)), repo_(names) {
 }
 
 caf::expected<claim_result>
 db_delivery_store::claim_batch(const std::string& queue, int32_t n) {
   return session_.run<claim_result>(
-    [&](pg_connection& c) { return repo_.claim_batch(c, queue, n, window_); });
+    [&](pg_connection& c) { return repo_.claim_batch(c, queue, n); });
 }
 
 caf::expected<apply_result>

@@ -60,9 +60,7 @@ private:
 
 class db_delivery_store : public delivery_store {
 public:
-  /// `window`: config dispatchWindow (see delivery_repository::claim_batch).
-  db_delivery_store(std::string url, const schema_names& names,
-                    int32_t window = 1'000'000);
+  db_delivery_store(std::string url, const schema_names& names);
   caf::expected<claim_result> claim_batch(const std::string& queue,
                                           int32_t batch_size) override;
   caf::expected<apply_result>
@@ -72,7 +70,6 @@ public:
 private:
   pg_session session_;
   delivery_repository repo_;
-  int32_t window_;
 };
 
 class db_status_store : public status_store {

@@ -15,20 +15,12 @@ namespace {
 // here instead of being sent; the rest get a fresh dispatch id. The last
 // row says when the next pending delivery (a retry, say) becomes ready, so
 // a pass needs no second round trip to time the next one.
-// It claims no more than the dispatch window leaves room for: a backlog
-// flows to the broker at the workers' pace instead of piling up in queues
-// (where jobs could outwait their delivery timeout).
 constexpr const char* claim_sql = R"sql(
-WITH open AS (
-  SELECT count(*) AS n FROM (
-    SELECT 1 FROM {{deliveries}}
-    WHERE queue = $1 AND status = 'dispatched' LIMIT $3
-  ) x
-), ready AS (
+WITH ready AS (
   SELECT id FROM {{deliveries}}
   WHERE queue = $1 AND status = 'pending' AND available_at <= now()
   ORDER BY available_at, id
-  LIMIT GREATEST(0, LEAST($2::bigint, $3::bigint - (SELECT n FROM open)))
+  LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), expired AS (
   UPDATE {{deliveries}} d
@@ -57,9 +49,9 @@ SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
        attempts, NULL, NULL, NULL, NULL
 FROM expired
 UNION ALL
-SELECT 'next', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       (SELECT n FROM open)::integer, NULL, NULL,
-       (extract(epoch FROM min(available_at) - now()) * 1000000)::bigint, NULL
+SELECT 'next', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, (extract(epoch FROM min(available_at) - now()) * 1000000)::bigint,
+       NULL
 FROM {{deliveries}}
 WHERE queue = $1 AND status = 'pending' AND available_at > now()
 ORDER BY 2
@@ -293,20 +285,17 @@ delivery_repository::delivery_repository(const schema_names& names)
 
 caf::expected<claim_result>
 delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
-                                 int32_t batch_size, int32_t window) {
+                                 int32_t batch_size) {
   // One statement in autocommit: it commits before anything is published.
   auto rows = conn.exec_prepared("claim_batch", claim_sql_,
-                                 {queue, std::to_string(batch_size),
-                                  std::to_string(window)});
+                        {queue, std::to_string(batch_size)});
   if (!rows)
     return rows.error();
   claim_result out;
-  int64_t open = 0;
   for (int i = 0; i < rows->size(); ++i) {
     if (rows->text(i, 0) == "next") {
       if (!rows->is_null(i, 13))
         out.next_ready_seconds = std::max(0.0, rows->int64(i, 13) / 1e6);
-      open = rows->int64(i, 10);
       continue;
     }
     if (rows->text(i, 0) == "expired") {
@@ -336,8 +325,6 @@ delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
       from_micros(rows->int64(i, 14)), optional_micros(*rows, i, 13));
     out.jobs.push_back(std::move(j));
   }
-  // Claimed ones count too: a full window waits for results, not a timer.
-  out.window_full = open + static_cast<int64_t>(out.jobs.size()) >= window;
   return out;
 }
 

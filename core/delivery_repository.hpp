@@ -23,9 +23,6 @@ struct claim_result {
   /// Seconds until the earliest pending delivery not claimed now becomes
   /// ready (a retry, say); nullopt when there is none.
   std::optional<double> next_ready_seconds;
-  /// The queue's dispatch window is full: dispatched deliveries wait for
-  /// their results before more are claimed.
-  bool window_full = false;
 };
 
 struct apply_result {
@@ -46,14 +43,12 @@ public:
   explicit delivery_repository(const schema_names& names);
 
   /// Claims up to `batch_size` ready pending deliveries of `queue`
-  /// (FOR UPDATE SKIP LOCKED: concurrent claimers never share a row), and
-  /// no more than leaves at most `window` of the queue dispatched at once;
+  /// (FOR UPDATE SKIP LOCKED: concurrent claimers never share a row),
   /// expires those past their time to live, marks the rest dispatched with a
   /// new dispatch id and timeout, and commits before returning them.
   caf::expected<claim_result> claim_batch(pg_connection& conn,
                                           const std::string& queue,
-                                          int32_t batch_size,
-                                          int32_t window = 1'000'000);
+                                          int32_t batch_size);
 
   /// Applies results in one transaction. Each changes its delivery only if
   /// it is still dispatched under the same dispatch id and job; `retry`

@@ -78,28 +78,6 @@ CAF_TEST(a claim tells when the next pending delivery becomes ready) {
   CAF_CHECK(!claim().next_ready_seconds); // nothing pending
 }
 
-CAF_TEST(the dispatch window bounds the deliveries dispatched at once) {
-  make_deliveries(10, {60});
-  auto first = repo.claim_batch(db, "q", 100, 4);
-  CAF_REQUIRE(first);
-  CAF_CHECK_EQUAL(first->jobs.size(), 4u);
-  CAF_CHECK(first->window_full);
-  auto none = repo.claim_batch(db, "q", 100, 4);
-  CAF_REQUIRE(none);
-  CAF_CHECK_EQUAL(none->jobs.size(), 0u);
-  CAF_CHECK(none->window_full);
-  apply({{first->jobs[0].delivery_id, first->jobs[0].dispatch_id, "J",
-          outcome::completed, ""}});
-  auto one = repo.claim_batch(db, "q", 100, 4);
-  CAF_REQUIRE(one);
-  CAF_CHECK_EQUAL(one->jobs.size(), 1u);
-  auto rest = repo.claim_batch(db, "q", 100, 100);
-  CAF_REQUIRE(rest);
-  CAF_CHECK_EQUAL(rest->jobs.size(), 5u);
-  CAF_CHECK(!rest->window_full);
-  CAF_CHECK_EQUAL(count_status("dispatched"), 9);
-}
-
 CAF_TEST(the last attempt flag follows the retry rules) {
   make_deliveries(1, {});
   auto c = claim();

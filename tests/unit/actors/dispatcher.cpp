@@ -149,23 +149,6 @@ CAF_TEST(the next pass is timed to the next available delivery) {
   stop(d);
 }
 
-CAF_TEST(a full dispatch window is looked at again after 50 ms) {
-  pass_settings s;
-  s.idle = std::chrono::seconds{10};
-  auto c = claimed({1});
-  c.window_full = true;
-  store->claims.push_back(c);
-  auto d = spawn_dispatcher(s);
-  self->send(d, wake_atom::value);
-  expect((wake_atom), from(self).to(d));
-  expect((pass_atom, uint64_t), from(d).to(d));
-  CAF_CHECK_EQUAL(advance_time(milliseconds{49}), 0u);
-  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
-  expect((pass_atom, uint64_t), from(d).to(d).with(_, 2u));
-  CAF_CHECK_EQUAL(store->claim_calls, 2);
-  stop(d);
-}
-
 CAF_TEST(expired deliveries count toward a full batch) {
   pass_settings s;
   store->claims.push_back(claimed({1}, 1)); // batch of 2: full

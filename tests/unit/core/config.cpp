@@ -256,15 +256,3 @@ CAF_TEST(the shipped example configs are valid) {
     CAF_CHECK(!cfg->routes.empty());
   }
 }
-
-CAF_TEST(the dispatch window defaults to ten batches and is checked) {
-  auto d = parse_config(R"({"batchSize": 50, "routes": {}})", no_env);
-  CAF_REQUIRE(d);
-  CAF_CHECK_EQUAL(d->dispatch_window, 500);
-  auto set = parse_config(R"({"dispatchWindow": 20, "routes": {}})", no_env);
-  CAF_REQUIRE(set);
-  CAF_CHECK_EQUAL(set->dispatch_window, 20);
-  CAF_CHECK_NOT_EQUAL(errors_of(R"({"dispatchWindow": 0, "routes": {}})")
-                        .find("dispatchWindow = 0: must be an integer from 1 to 1000000"),
-                      std::string::npos);
-}
