@@ -14,10 +14,8 @@ std::chrono::milliseconds next_delay(const pass_outcome& out,
   using std::chrono::milliseconds;
   if (out.error)
     return backoff_delay(failures, s.max_backoff);
-  if (out.more)
+  if (out.more || out.again)
     return milliseconds{0};
-  if (out.again)
-    return *out.again;
   if (out.due)
     // A floor keeps a dispatcher whose ready rows are locked by another one
     // (SKIP LOCKED) from spinning.

@@ -30,9 +30,9 @@ struct pass_outcome {
   int64_t rows = 0;
   bool more = false; ///< a full batch: more work is probably waiting
   std::optional<std::chrono::milliseconds> due; ///< earliest known work
-  /// The next pass after exactly this, without due's floor (a pass that
-  /// already waited inside, like the result handler's fetch).
-  std::optional<std::chrono::milliseconds> again;
+  /// Pass again at once, though the batch was not full: the pass already
+  /// waited inside (the result handler's fetch), so no timer is needed.
+  bool again = false;
   caf::error error;
   std::map<std::string, int64_t> counters; ///< added to the metrics
   /// Logged and sent to the node's lifecycle group after the pass.

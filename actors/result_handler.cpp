@@ -42,7 +42,7 @@ public:
     if (held_.empty()) {
       // The wait for a first result was this pass's sleep: listen again at
       // once, so a result never waits for a timer.
-      out.again = std::chrono::milliseconds{0};
+      out.again = true;
       return out;
     }
     out.more = true;

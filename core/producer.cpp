@@ -68,8 +68,9 @@ caf::expected<int64_t> producer::publish_directly(const event& ev) {
   auto log = logger("producer");
   auto now = clock_type::now();
   auto ev_expiry = event_expiry(ev, now);
+  auto routes = cfg_.routes_for(ev.event_type);
   std::vector<outgoing_message> messages;
-  for (auto& r : cfg_.routes_for(ev.event_type)) {
+  for (auto& r : routes) {
     auto expiry = effective_expiry(r.rules.ttl_seconds, now, ev_expiry);
     int64_t ttl_ms = 0;
     if (expiry) {
@@ -85,7 +86,7 @@ caf::expected<int64_t> producer::publish_directly(const event& ev) {
                                           ttl_ms));
   }
   if (messages.empty()) {
-    if (cfg_.routes_for(ev.event_type).empty())
+    if (routes.empty())
       log->warn("event=direct_without_route eventType={} action=dropped",
                 kv(ev.event_type));
     return int64_t{0};
