@@ -218,6 +218,15 @@ std::optional<send_result> read_attribution(const rapidjson::Document& doc) {
   return r;
 }
 
+caf::error read_event_type(const rapidjson::Document& doc,
+                           job_message_fields& out) {
+  auto type = doc.FindMember("eventType");
+  if (type == doc.MemberEnd() || !type->value.IsString())
+    return bad_job("eventType must be a string");
+  out.event_type.assign(type->value.GetString(), type->value.GetStringLength());
+  return caf::none;
+}
+
 caf::error read_payload(const rapidjson::Document& doc, job_message_fields& out) {
   auto payload = doc.FindMember("payload");
   if (payload == doc.MemberEnd())
@@ -239,10 +248,8 @@ caf::expected<job_message_fields> parse_direct_job(const rapidjson::Document& do
       || job->value.GetStringLength() == 0)
     return bad_job("job must be a non-empty string");
   out.job.assign(job->value.GetString(), job->value.GetStringLength());
-  auto type = doc.FindMember("eventType");
-  if (type == doc.MemberEnd() || !type->value.IsString())
-    return bad_job("eventType must be a string");
-  out.event_type.assign(type->value.GetString(), type->value.GetStringLength());
+  if (auto err = read_event_type(doc, out))
+    return err;
   if (auto err = read_payload(doc, out))
     return err;
   return out;
@@ -275,10 +282,8 @@ caf::expected<job_message_fields> parse_job_message(const std::string& body) {
     return bad_job("outboxEventId must be a positive integer or a string of "
                    "digits");
   out.event_id = *read_id(event_id->value);
-  auto type = doc.FindMember("eventType");
-  if (type == doc.MemberEnd() || !type->value.IsString())
-    return bad_job("eventType must be a string");
-  out.event_type.assign(type->value.GetString(), type->value.GetStringLength());
+  if (auto err = read_event_type(doc, out))
+    return err;
   auto last = doc.FindMember("outboxLastAttempt");
   if (last == doc.MemberEnd() || !last->value.IsBool())
     return bad_job("outboxLastAttempt must be true or false");
