@@ -1,5 +1,5 @@
-// Where a process's lifecycle events go: one local CAF group, to which
-// every pass actor of every node in the process sends a `lifecycle_event`
+// Where a node's lifecycle events go: one local CAF group per actor system
+// (a node has its own), to which every pass actor sends a `lifecycle_event`
 // per step. An embedder subscribes with `self->join(lifecycle_group(sys))`
 // (a typed actor with subscribe_lifecycle) and handles
 // `[](const outbox::lifecycle_event& ev) {...}`; the node agent counts them
@@ -9,7 +9,6 @@
 #include <caf/actor_system.hpp>
 #include <caf/group.hpp>
 
-#include "core/event_store.hpp"
 #include "core/lifecycle_event.hpp"
 
 namespace outbox {
@@ -17,7 +16,7 @@ namespace outbox {
 /// The name of the local group ("outbox.lifecycle").
 extern const char* const lifecycle_group_name;
 
-/// The process's lifecycle group.
+/// The lifecycle group of this actor system.
 caf::group lifecycle_group(caf::actor_system& sys);
 
 /// Subscribes a typed actor (which must accept `lifecycle_event`) to the
