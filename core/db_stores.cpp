@@ -12,8 +12,15 @@ caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
     [&](pg_connection& c) { return repo_.route_batch(c, n); });
 }
 
+// Custom plans: a generic plan is fixed once, often while the deliveries
+// table is still nearly empty and unanalyzed, and then kept however the
+// table grows. One measured case: the results' lock by primary key stuck on
+// a sequential scan, and the pass slowed down with every delivery written
+// (2.3 ms per statement at 20,000 rows, down to 0.12 ms with custom plans).
+// A custom plan sees the batch's ids and the table's current size.
 db_delivery_store::db_delivery_store(std::string url, const schema_names& names)
-  : session_(std::move(url)), repo_(names) {
+  : session_(std::move(url), "SET plan_cache_mode = force_custom_plan"),
+    repo_(names) {
 }
 
 caf::expected<claim_result>

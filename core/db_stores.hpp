@@ -18,9 +18,12 @@ namespace outbox {
 /// makes the relay redo that work (route again, which ON CONFLICT makes a
 /// no-op; send again, which at-least-once delivery allows), never lose an
 /// event: the application's own commits stay synchronous.
+///
+/// `settings` is more SQL run once per connection (a store's own SETs).
 class pg_session {
 public:
-  explicit pg_session(std::string url) : url_(std::move(url)) {}
+  explicit pg_session(std::string url, std::string settings = {})
+    : url_(std::move(url)), settings_(std::move(settings)) {}
 
   /// Runs `f(pg_connection&)` (returning caf::expected<T>) on a live
   /// connection; drops the connection when it broke so the next call
@@ -32,7 +35,8 @@ public:
       if (!c)
         return c.error();
       if (auto err = c->exec_script("relay_session",
-                                    "SET synchronous_commit = off"))
+                                    "SET synchronous_commit = off;"
+                                      + settings_))
         return err;
       conn_.emplace(std::move(*c));
     }
@@ -44,6 +48,7 @@ public:
 
 private:
   std::string url_;
+  std::string settings_;
   std::optional<pg_connection> conn_;
 };
 

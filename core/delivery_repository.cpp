@@ -96,8 +96,12 @@ FROM x WHERE d.id = x.id
 RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
 )sql";
 
-// Applies decided transitions; the WHERE clause re-checks status and
-// dispatch id so a late or duplicate result never changes a newer send.
+// Applies decided transitions to rows this transaction locked and checked
+// (status `dispatched`, same dispatch id); the dispatch id is checked once
+// more as a guard. The status is deliberately not in the WHERE clause: it
+// would match the partial timeout index, which the planner then prefers
+// over the primary key although it holds an entry for every send not yet
+// vacuumed away (thousands under load, for a batch of ten).
 constexpr const char* update_sql = R"sql(
 UPDATE {{deliveries}} d SET
   status = u.status,
@@ -114,7 +118,7 @@ UPDATE {{deliveries}} d SET
 FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::integer[],
             $5::bigint[], $6::text[])
      AS u(id, dispatch_id, status, attempts, available_us, reason)
-WHERE d.id = u.id AND d.status = 'dispatched' AND d.dispatch_id = u.dispatch_id
+WHERE d.id = u.id AND d.dispatch_id = u.dispatch_id
 RETURNING d.id
 )sql";
 
