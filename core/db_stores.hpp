@@ -52,6 +52,10 @@ private:
   std::optional<pg_connection> conn_;
 };
 
+/// What a delivery store's connection sets on top (see db_stores.cpp for
+/// why); public so that a test can check the plans it leads to.
+extern const char* const delivery_session_settings;
+
 class db_routing_store : public routing_store {
 public:
   db_routing_store(std::string url, const schema_names& names,
