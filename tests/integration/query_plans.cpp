@@ -86,6 +86,15 @@ struct plan_fixture : delivery_fixture {
                        " '{NULL,NULL}')");
   }
 
+  std::string route_plan() {
+    return plan_of("FOR UPDATE OF e SKIP LOCKED",
+                   "('[{\"event_type\": \"e\", \"job\": \"J\", "
+                   "\"queue\": \"q\", \"retry_delays\": [], "
+                   "\"repeat_last_delay\": false, "
+                   "\"delivery_timeout_seconds\": 60, "
+                   "\"ttl_seconds\": 0, \"merge\": \"replace\"}]', 100)");
+  }
+
   std::string primary_key() {
     return names.deliveries + "_pkey";
   }
@@ -96,7 +105,7 @@ struct plan_fixture : delivery_fixture {
 CAF_TEST_FIXTURE_SCOPE(query_plan_tests, plan_fixture)
 
 CAF_TEST(result statements find deliveries by primary key after the table grew) {
-  must_exec(db, delivery_session_settings);
+  CAF_REQUIRE(!db.exec_script("settings", delivery_session_settings));
   apply_small_batches(8);
   grow(30000);
   check_primary_key_plans();
@@ -106,14 +115,28 @@ CAF_TEST(result statements find deliveries by primary key after the table grew) 
   check_primary_key_plans();
 }
 
-// Shows that the test above can fail: the same steps without the session's
-// settings keep the plan made for the small table.
-CAF_TEST(a generic plan made on the small table keeps scanning it) {
+CAF_TEST(routing walks the unrouted index in order after the table grew) {
+  CAF_REQUIRE(!db.exec_script("settings", routing_session_settings));
+  apply_small_batches(8);
+  grow(30000);
+  auto route = route_plan();
+  CAF_MESSAGE("route plan:\n" << route);
+  CAF_CHECK(has(route, "Index Scan using " + names.events + "_unrouted_idx"));
+  CAF_CHECK(!has(route, "Bitmap"));
+  CAF_CHECK(!has(route, "Seq Scan on " + names.events));
+}
+
+// Shows that the tests above can fail: the same steps without the sessions'
+// settings keep the plans made for the small tables.
+CAF_TEST(generic plans made on the small tables keep scanning them) {
   apply_small_batches(8);
   grow(30000);
   auto lock = lock_plan();
   CAF_MESSAGE("lock plan:\n" << lock);
   CAF_CHECK(has(lock, "Seq Scan"));
+  auto route = route_plan();
+  CAF_MESSAGE("route plan:\n" << route);
+  CAF_CHECK(has(route, "Bitmap Index Scan on " + names.events + "_unrouted_idx"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
