@@ -13,7 +13,10 @@ namespace {
 // Claims unrouted events with routes (partial index on unrouted ids; SKIP
 // LOCKED lets routers run side by side), inserts one delivery per route in
 // event order, marks the events routed. Routes arrive as one JSON parameter
-// so the statement stays prepared-shaped whatever the config.
+// so the statement stays prepared-shaped whatever the config. The routed
+// event types come as an array as well: a filter on the index scan keeps it
+// in id order, so the scan stops after the batch; a join with the routes
+// would make the planner read every unrouted event and sort them.
 constexpr const char* route_sql = R"sql(
 WITH routes AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
@@ -23,7 +26,7 @@ WITH routes AS (
 ), claimed AS (
   SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
   FROM {{events}} e
-  WHERE e.routed_at IS NULL AND e.event_type IN (SELECT event_type FROM routes)
+  WHERE e.routed_at IS NULL AND e.event_type = ANY($3::text[])
   ORDER BY e.id
   LIMIT $2
   FOR UPDATE OF e SKIP LOCKED
@@ -57,8 +60,9 @@ SELECT 'events', NULL, NULL, count(*), NULL FROM marked
 // For each (key, job, queue) that just received a delivery: the newest
 // pending delivery wins, older pending ones become superseded by it; with
 // json-merge the winner's payload becomes the RFC 7396 fold of all of them,
-// oldest first. The triples come as arrays and hit the partial coalesce
-// index. (PostgreSQL runs every data-modifying CTE once, referenced or not:
+// oldest first (the folded ids are listed first and then looked up: an OR
+// of the two conditions made PostgreSQL scan both tables whole). The
+// triples come as arrays and hit the partial coalesce index. (PostgreSQL runs every data-modifying CTE once, referenced or not:
 // `merged` always applies.)
 constexpr const char* coalesce_sql = R"sql(
 WITH targets AS (
@@ -79,8 +83,10 @@ WITH targets AS (
   UPDATE {{deliveries}} w SET payload_override = (
     SELECT {{events}}_merge_patch_agg(
              COALESCE(d.payload_override, e.payload)::jsonb ORDER BY d.id)::text
-    FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id
-    WHERE d.id = w.id OR d.id IN (SELECT id FROM older WHERE newest = w.id))
+    FROM (SELECT w.id UNION ALL SELECT id FROM older WHERE newest = w.id)
+         AS folded(id)
+    JOIN {{deliveries}} d ON d.id = folded.id
+    JOIN {{events}} e ON e.id = d.event_id)
   FROM newest n
   WHERE w.id = n.id AND n.merge = 'json-merge'
     AND EXISTS (SELECT 1 FROM older WHERE newest = w.id)
@@ -126,9 +132,21 @@ std::string routes_to_json(const std::vector<route>& routes) {
   return sb.GetString();
 }
 
+namespace {
+
+std::string routed_types(const std::vector<route>& routes) {
+  std::vector<pg_param> types;
+  for (auto& r : routes)
+    types.push_back(r.event_type);
+  return pg_text_array(types);
+}
+
+} // namespace
+
 routing_repository::routing_repository(const schema_names& names,
                                        const std::vector<route>& routes)
   : routes_json_(routes_to_json(routes)),
+    routed_types_(routed_types(routes)),
     route_sql_(fill_names(route_sql, names)),
     coalesce_sql_(fill_names(coalesce_sql, names)) {
 }
@@ -137,7 +155,8 @@ caf::expected<routing_result>
 routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
   return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
     auto rows = conn.exec_prepared("route_batch", route_sql_,
-                                   {routes_json_, std::to_string(batch_size)});
+                                   {routes_json_, std::to_string(batch_size),
+                                    routed_types_});
     if (!rows)
       return rows.error();
     routing_result out;
@@ -157,7 +176,10 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
     }
     if (keys.empty())
       return out;
-    auto superseded = conn.exec_prepared(
+    // Not prepared: planned with this batch's keys each time. A generic
+    // plan made while the tables were small scans the whole coalesce index
+    // and joins the events by hash (found by tests/integration/query_plans).
+    auto superseded = conn.exec(
       "coalesce", coalesce_sql_,
       {pg_text_array(keys), pg_text_array(jobs), pg_text_array(queues)});
     if (!superseded)

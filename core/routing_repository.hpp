@@ -44,8 +44,13 @@ public:
   caf::expected<routing_result> route_batch(pg_connection& conn,
                                             int32_t batch_size);
 
+  /// The coalescing statement ($1..$3: keys, jobs, queues as text[]), for
+  /// tests that look at its plan.
+  const std::string& coalescing_statement() const { return coalesce_sql_; }
+
 private:
   std::string routes_json_;
+  std::string routed_types_; // the routes' event types as a text[] literal
   std::string route_sql_;
   std::string coalesce_sql_;
 };
