@@ -16,7 +16,9 @@ namespace {
 // so the statement stays prepared-shaped whatever the config. The routed
 // event types come as an array as well: a filter on the index scan keeps it
 // in id order, so the scan stops after the batch; a join with the routes
-// would make the planner read every unrouted event and sort them.
+// would make the planner read every unrouted event and sort them. For the
+// same reason the claimed events are marked by an id list (primary key
+// lookups), not by a join the planner could turn into a full scan.
 constexpr const char* route_sql = R"sql(
 WITH routes AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
@@ -45,7 +47,7 @@ WITH routes AS (
   RETURNING queue, coalesce_key, job, merge
 ), marked AS (
   UPDATE {{events}} e SET routed_at = now()
-  FROM claimed c WHERE e.id = c.id
+  WHERE e.id = ANY (ARRAY(SELECT id FROM claimed))
   RETURNING e.id
 )
 SELECT 'queue' AS kind, queue, NULL AS job, count(*), NULL AS coalesce_key

@@ -158,6 +158,7 @@ CAF_TEST(routing walks the unrouted index in order after the table grew) {
   CAF_CHECK(!has(route, "Bitmap"));
   CAF_CHECK(!has(route, "Seq Scan on " + names.events));
   CAF_CHECK(!has(route, "Sort Key: e.id")); // stops after the batch
+  CAF_CHECK(has(route, "Index Cond: (id = ANY ($"));  // marks by key
   auto coalesce = coalesce_plan();
   CAF_MESSAGE("coalesce plan:\n" << coalesce);
   CAF_CHECK(has(coalesce, names.deliveries + "_coalesce_idx"));
