@@ -16,6 +16,14 @@ bool has(const std::string& plan, const std::string& what) {
   return plan.find(what) != std::string::npos;
 }
 
+/// The lines of an EXPLAIN as one text.
+std::string plan_text(const pg_rows& rows) {
+  std::string plan;
+  for (int i = 0; i < rows.size(); ++i)
+    plan += rows.text(i, 0) + "\n";
+  return plan;
+}
+
 struct plan_fixture : delivery_fixture {
   /// Runs routing (with a keyed event, so coalescing runs too) and the
   /// results path `rounds` times while the tables are small, so that
@@ -40,8 +48,9 @@ struct plan_fixture : delivery_fixture {
                       " FROM generate_series(1, "
                     + std::to_string(n)
                     + ") RETURNING id) INSERT INTO " + names.deliveries
-                    + " (event_id, job, queue, retry_delays, delivery_timeout_seconds, status,"
-                      " dispatch_id, dispatched_at, delivery_timeout_at)"
+                    + " (event_id, job, queue, retry_delays,"
+                      " delivery_timeout_seconds, status, dispatch_id,"
+                      " dispatched_at, delivery_timeout_at)"
                       " SELECT id, 'J', 'q', '{60}', 3600, 'dispatched',"
                       " gen_random_uuid(), now(), now() + interval '1 h'"
                       " FROM e");
@@ -61,7 +70,8 @@ struct plan_fixture : delivery_fixture {
                       " FROM generate_series(1, "
                     + std::to_string(n) + ")");
     must_exec(db, "ANALYZE " + names.events);
-    must_exec(db, "DELETE FROM " + names.events + " WHERE event_type = 'other'");
+    must_exec(db, "DELETE FROM " + names.events
+                    + " WHERE event_type = 'other'");
   }
 
   /// Checks that both statements go by the primary key.
@@ -77,17 +87,14 @@ struct plan_fixture : delivery_fixture {
     CAF_CHECK(!has(update, "timeout_idx"));
   }
 
-  /// The plan of this connection's prepared statement whose text has `marker`.
+  /// The plan of this connection's prepared statement that has `marker`.
   std::string plan_of(const std::string& marker, const std::string& args) {
     auto name = must_exec(db, "SELECT name FROM pg_prepared_statements"
                               " WHERE statement LIKE '%"
                                 + marker + "%'");
     CAF_REQUIRE_EQUAL(name.size(), 1);
-    auto rows = must_exec(db, "EXPLAIN EXECUTE " + name.text(0, 0) + args);
-    std::string plan;
-    for (int i = 0; i < rows.size(); ++i)
-      plan += rows.text(i, 0) + "\n";
-    return plan;
+    return plan_text(
+      must_exec(db, "EXPLAIN EXECUTE " + name.text(0, 0) + args));
   }
 
   std::string lock_plan() {
@@ -108,23 +115,21 @@ struct plan_fixture : delivery_fixture {
                    "\"queue\": \"q\", \"retry_delays\": [], "
                    "\"repeat_last_delay\": false, "
                    "\"delivery_timeout_seconds\": 60, "
-                   "\"ttl_seconds\": 0, \"merge\": \"replace\"}]', 100, '{e}')");
+                   "\"ttl_seconds\": 0, \"merge\": \"replace\"}]',"
+                   " 100, '{e}')");
   }
 
   /// Coalescing is not prepared, so its plan is always the one made for the
   /// values at hand: this is it.
   std::string coalesce_plan() {
-    auto prepared = must_exec(db, "SELECT 1 FROM pg_prepared_statements WHERE"
-                                  " statement LIKE '%DISTINCT ON (d.coalesce_key%'");
+    auto prepared = must_exec(db, "SELECT 1 FROM pg_prepared_statements"
+                                  " WHERE statement LIKE"
+                                  " '%DISTINCT ON (d.coalesce_key%'");
     CAF_CHECK_EQUAL(prepared.size(), 0);
     routing_repository router{names, {}};
-    auto rows = must_exec(db, "EXPLAIN " + router.coalescing_statement(),
-                          {std::string{"{k}"}, std::string{"{J}"},
-                           std::string{"{q}"}});
-    std::string plan;
-    for (int i = 0; i < rows.size(); ++i)
-      plan += rows.text(i, 0) + "\n";
-    return plan;
+    return plan_text(must_exec(db, "EXPLAIN " + router.coalescing_statement(),
+                               {std::string{"{k}"}, std::string{"{J}"},
+                                std::string{"{q}"}}));
   }
 
   std::string primary_key() {
@@ -136,7 +141,7 @@ struct plan_fixture : delivery_fixture {
 
 CAF_TEST_FIXTURE_SCOPE(query_plan_tests, plan_fixture)
 
-CAF_TEST(result statements find deliveries by primary key after the table grew) {
+CAF_TEST(result statements find deliveries by key after the table grew) {
   CAF_REQUIRE(!db.exec_script("settings", delivery_session_settings));
   apply_small_batches(8);
   grow(30000);
@@ -176,7 +181,8 @@ CAF_TEST(generic plans made on the small tables keep scanning them) {
   CAF_CHECK(has(lock, "Seq Scan"));
   auto route = route_plan();
   CAF_MESSAGE("route plan:\n" << route);
-  CAF_CHECK(has(route, "Bitmap Index Scan on " + names.events + "_unrouted_idx"));
+  CAF_CHECK(has(route, "Bitmap Index Scan on " + names.events
+                         + "_unrouted_idx"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
