@@ -45,12 +45,13 @@ struct daemon_config : outbox::cli_config {
     // (LIBRARIES.md §3): without heartbeats only requests would time out.
     set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
     set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{3}});
-    // The actors that wait on libpq or rabbitmq-c run detached, on their
-    // own threads; the scheduler only carries the light ones (node agent,
-    // status, lifecycle group). CAF's defaults (at least four workers, each
-    // waking every 50 us for 25 ms after a job) cost outboxd about a third
-    // of its CPU under load on a 2-core machine. Both stay CLI options.
-    set("scheduler.max-threads", size_t{2});
+    // CAF's scheduler workers poll every 50 us for 25 ms after each job
+    // before they sleep; under load that cost about a third of outboxd's
+    // CPU on a 2-core machine (the actors that wait on libpq or rabbitmq-c
+    // run detached, the scheduler carries only light ones). They now sleep
+    // at once and are woken by the next job. Keep CAF's number of workers:
+    // with only two such workers, wake-ups between the nodes of a cluster
+    // took hundreds of milliseconds. Both stay CLI options (--work-stealing.*, --scheduler.*).
     set("work-stealing.moderate-poll-attempts", size_t{0});
     outbox::register_message_types(*this);
     load<caf::io::middleman>();
