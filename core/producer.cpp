@@ -4,25 +4,10 @@
 
 #include "core/errors.hpp"
 #include "core/logging.hpp"
+#include "core/retry_policy.hpp"
 #include "core/wire.hpp"
 
 namespace outbox {
-
-namespace {
-
-// When a directly sent message is worthless: the event's own time to live
-// and expiry, then each route's, as in the outbox (the earlier wins).
-std::optional<time_point> event_expiry(const event& ev, time_point now) {
-  std::optional<time_point> out = ev.expires_at;
-  if (ev.ttl_seconds && *ev.ttl_seconds > 0) {
-    auto by_ttl = now + std::chrono::seconds{*ev.ttl_seconds};
-    if (!out || by_ttl < *out)
-      out = by_ttl;
-  }
-  return out;
-}
-
-} // namespace
 
 producer::producer(config cfg, std::chrono::milliseconds confirm_timeout)
   : cfg_(std::move(cfg)), confirm_timeout_(confirm_timeout),
@@ -67,7 +52,10 @@ caf::expected<int64_t> producer::publish_directly(const event& ev) {
     return invalid;
   auto log = logger("producer");
   auto now = clock_type::now();
-  auto ev_expiry = event_expiry(ev, now);
+  // The event's own time to live and expiry (the earlier wins), then each
+  // route's below, as in the outbox.
+  auto ev_expiry = effective_expiry(ev.ttl_seconds.value_or(0), now,
+                                    ev.expires_at);
   auto routes = cfg_.routes_for(ev.event_type);
   std::vector<outgoing_message> messages;
   for (auto& r : routes) {
