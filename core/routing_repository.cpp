@@ -101,6 +101,14 @@ WHERE o.id = older.id
 RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
 )sql";
 
+// The routes' event types as a text[] literal (the claim's $3).
+std::string routed_types(const std::vector<route>& routes) {
+  std::vector<pg_param> types;
+  for (auto& r : routes)
+    types.push_back(r.event_type);
+  return pg_text_array(types);
+}
+
 } // namespace
 
 std::string routes_to_json(const std::vector<route>& routes) {
@@ -133,17 +141,6 @@ std::string routes_to_json(const std::vector<route>& routes) {
   w.EndArray();
   return sb.GetString();
 }
-
-namespace {
-
-std::string routed_types(const std::vector<route>& routes) {
-  std::vector<pg_param> types;
-  for (auto& r : routes)
-    types.push_back(r.event_type);
-  return pg_text_array(types);
-}
-
-} // namespace
 
 routing_repository::routing_repository(const schema_names& names,
                                        const std::vector<route>& routes)

@@ -58,8 +58,8 @@ struct job_message_fields {
 };
 
 /// Parses a job message body strictly: every field present with its type,
-/// ids as the relay writes them (a direct message: job, eventType, payload). errc::deserialize_failed with a safe
-/// reason otherwise.
+/// ids as the relay writes them (a direct message: job, eventType,
+/// payload). errc::deserialize_failed with a safe reason otherwise.
 caf::expected<job_message_fields> parse_job_message(const std::string& body);
 
 /// For a job message that failed to parse: the delivery id, dispatch id and
