@@ -21,6 +21,7 @@
 #include "core/pg_connection.hpp"
 #include "core/wire.hpp"
 #include "tools/child_process.hpp"
+#include "tools/benchmark/machine_cpu.hpp"
 #include "tools/benchmark/producers.hpp"
 #include "tools/benchmark/report.hpp"
 #include "tools/benchmark/stats.hpp"
@@ -188,6 +189,14 @@ void await_completed(pg_connection& db, const setup& s, int64_t n) {
   }
 }
 
+// CPU seconds per 1,000 events, per group.
+cpu_seconds per_1000(const cpu_seconds& used, int64_t events) {
+  cpu_seconds out;
+  for (auto& [group, seconds] : used)
+    out[group] = seconds * 1000.0 / static_cast<double>(events);
+  return out;
+}
+
 double as_double(const pg_rows& rows, int r, int c) {
   return rows.is_null(r, c) ? 0 : std::stod(rows.text(r, c));
 }
@@ -229,9 +238,11 @@ int main(int argc, char** argv) {
 
   // A: producers only (events of a type without routes: nobody routes them).
   std::cerr << "A: producers only\n";
+  auto a_cpu_start = sample_cpu();
   auto a = produce(o.database_url, s.names, "bench.unrouted", s.payload,
                    static_cast<int>(o.producers), o.events, 0);
   rep.baseline_a = a.commits.size() / a.seconds;
+  rep.a_cpu_per_1000 = per_1000(cpu_between(a_cpu_start, sample_cpu()), o.events);
   must(db.exec("cleanup", "DELETE FROM " + s.names.events
                             + " WHERE event_type = 'bench.unrouted'"),
        "cleaning up A");
@@ -274,10 +285,19 @@ int main(int argc, char** argv) {
     relay r{o, s, "pipeline"};
     workers w{o, s};
     std::cerr << "pipeline: " << o.events << " events\n";
+    auto cpu_start = sample_cpu();
+    auto wall_start = std::chrono::steady_clock::now();
     auto p = produce(o.database_url, s.names, "bench.event", s.payload,
                      static_cast<int>(o.producers), o.events, 0);
     rep.producers_in_pipeline = p.commits.size() / p.seconds;
     await_completed(db, s, o.events * o.routes);
+    auto used = cpu_between(cpu_start, sample_cpu());
+    rep.pipeline_cpu_per_1000 = per_1000(used, o.events);
+    rep.pipeline_busy = used["machine"]
+                        / (std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - wall_start)
+                             .count()
+                           * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
     auto rows = must(db.exec("rates", "SELECT extract(epoch FROM min(e.created_at)),"
                                       " extract(epoch FROM max(e.routed_at)),"
                                       " extract(epoch FROM max(d.dispatched_at)),"

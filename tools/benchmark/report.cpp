@@ -56,6 +56,18 @@ std::string report::table() const {
   row("commit->completed p50/p95/p99 (ms)",
       fmt("%.1f", completed_ms[0]) + " / " + fmt("%.1f", completed_ms[1]) + " / "
         + fmt("%.1f", completed_ms[2]));
+  if (!pipeline_cpu_per_1000.empty()) {
+    auto get = [](const std::map<std::string, double>& m, const char* k) {
+      auto it = m.find(k);
+      return it == m.end() ? 0.0 : it->second;
+    };
+    row("machine CPU s per 1,000 events: A", fmt("%.3f", get(a_cpu_per_1000, "machine")));
+    row("machine CPU s per 1,000 events: pipeline",
+        fmt("%.3f", get(pipeline_cpu_per_1000, "machine")));
+    for (const char* g : {"postgres", "rabbitmq", "outboxd", "bench", "other"})
+      row(std::string{"  of which "} + g, fmt("%.3f", get(pipeline_cpu_per_1000, g)));
+    row("machine CPU busy in the pipeline", fmt("%.0f%%", pipeline_busy * 100));
+  }
   row("outboxd peak RSS (MiB)", fmt("%.1f", peak_rss_mib),
       "<= 64 " + verdict(peak_rss_mib <= 64));
   row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", cpu_per_1000));
@@ -115,6 +127,16 @@ std::string report::json() const {
   num("drainLast10PerS", drain_last);
   num("drainOverallPerS", drain_total);
   num("drainPeakRssMiB", backlog_rss_mib);
+  auto groups = [&](const char* k, const std::map<std::string, double>& m) {
+    w.Key(k);
+    w.StartObject();
+    for (auto& [g, v] : m)
+      num(g.c_str(), v);
+    w.EndObject();
+  };
+  groups("cpuSecondsPer1000EventsA", a_cpu_per_1000);
+  groups("cpuSecondsPer1000EventsPipeline", pipeline_cpu_per_1000);
+  num("pipelineMachineBusy", pipeline_busy);
   w.EndObject();
   return sb.GetString();
 }

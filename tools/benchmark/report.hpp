@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,10 @@ struct report {
   double peak_rss_mib = 0, cpu_per_1000 = 0;
   double drain_first = 0, drain_last = 0, drain_total = 0;
   double backlog_rss_mib = 0;
+  /// CPU seconds per 1,000 events, per process group and "machine"
+  /// (tools/benchmark/machine_cpu.hpp), in A and in the pipeline.
+  std::map<std::string, double> a_cpu_per_1000, pipeline_cpu_per_1000;
+  double pipeline_busy = 0; ///< share of all cores busy in the pipeline
 
   std::string table() const;
   std::string json() const;
