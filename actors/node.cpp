@@ -98,8 +98,11 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
   if (opts.has("router")) {
     auto routes = std::make_shared<db_routing_store>(cfg.database_url,
                                                      cfg.names, cfg.routes);
+    auto router_settings = settings;
+    router_settings.linger = std::chrono::milliseconds{cfg.router_linger_ms};
+    router_settings.linger_min_rows = cfg.router_linger_min_events;
     n->router_ = sys.spawn<caf::detached>(router, routes, cfg.batch_size, local,
-                                          settings, n->agent_,
+                                          router_settings, n->agent_,
                                           cfg.deliver_immediately);
     info.actors.push_back({"router", "router", "", n->router_});
     if (!opts.once && cfg.deliver_immediately)

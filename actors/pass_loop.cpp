@@ -23,6 +23,11 @@ std::chrono::milliseconds next_delay(const pass_outcome& out,
   return s.idle;
 }
 
+bool lingers(const pass_outcome& out, const pass_settings& s) {
+  return s.linger.count() > 0 && !out.error && !out.more && !out.again
+         && out.rows > 0 && out.rows >= s.linger_min_rows;
+}
+
 void log_failed_pass(const actor_metrics& m, int failures) {
   logger(m.role)->warn("event=pass_failed actor={} failures={} error={}",
                        kv(m.name), failures, kv(m.last_error));

@@ -50,11 +50,20 @@ struct pass_settings {
   std::chrono::milliseconds idle{1000};        ///< --sleep
   std::chrono::milliseconds max_backoff{5000}; ///< cap after failures
   bool self_driven = true; ///< false with --once: passes only on request
+  /// After a pass that handled at least `linger_min_rows` rows (but not a
+  /// full batch), the next pass waits `linger`, wake-ups notwithstanding:
+  /// work arrives faster than passes of a few rows can take it, and a
+  /// bigger batch costs every stage behind it much less per row. 0: never.
+  std::chrono::milliseconds linger{0};
+  int64_t linger_min_rows = 1;
 };
 
 /// The delay before the next pass (0 = at once).
 std::chrono::milliseconds next_delay(const pass_outcome& out,
                                      const pass_settings& s, int failures);
+
+/// True when the next pass lingers (pass_settings::linger).
+bool lingers(const pass_outcome& out, const pass_settings& s);
 
 /// Logs a failed pass (our own error rendering only, never a server text).
 void log_failed_pass(const actor_metrics& m, int failures);
@@ -70,6 +79,7 @@ struct pass_state {
   caf::group lifecycle;   ///< the node's lifecycle group
   uint64_t token = 0;
   bool pass_queued = false; ///< an immediate pass waits in the mailbox
+  bool lingering = false;   ///< the next pass is armed: wake-ups wait for it
   int failures = 0;
   static const char* name;
 };
@@ -79,6 +89,7 @@ template <class Self>
 pass_outcome run_pass(Self* self) {
   auto& st = self->state;
   st.pass_queued = false;
+  st.lingering = false;
   auto out = st.role->pass();
   record(st.metrics, out, now_ms());
   st.failures = out.error ? st.failures + 1 : 0;
@@ -93,6 +104,9 @@ pass_outcome run_pass(Self* self) {
   if (st.settings.self_driven) {
     auto token = ++st.token;
     auto delay = next_delay(out, st.settings, st.failures);
+    st.lingering = lingers(out, st.settings);
+    if (st.lingering)
+      delay = std::min(delay, st.settings.linger);
     if (delay.count() == 0) {
       st.pass_queued = true;
       self->send(self, pass_atom::value, token);
@@ -121,7 +135,7 @@ pass_behavior(Self* self, std::shared_ptr<pass_role> role, actor_metrics who,
     // covered by that pass and cost nothing.
     [=](wake_atom) {
       auto& st = self->state;
-      if (st.pass_queued)
+      if (st.pass_queued || st.lingering)
         return;
       st.pass_queued = true;
       self->send(self, pass_atom::value, ++st.token);

@@ -271,7 +271,8 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
              {"databaseUrl", "amqpUrl", "eventsTableName",
               "deliveriesTableName", "migrationsTableName",
               "publishFunctionName", "batchSize", "ttlSeconds",
-              "deliverImmediately", "enabled", "except", "routes"},
+              "deliverImmediately", "routerLingerMs",
+              "routerLingerMinEvents", "enabled", "except", "routes"},
              errs);
   for (auto [key, out] :
        {std::pair{"databaseUrl", &cfg.database_url},
@@ -302,6 +303,16 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
     else
       errs.add("deliverImmediately", it->value, "must be true or false");
   }
+  if (auto it = doc.FindMember("routerLingerMs");
+      it != doc.MemberEnd()
+      && read_int(it->value, "routerLingerMs", 0, 1000,
+                  "must be an integer from 0 to 1000", errs, n))
+    cfg.router_linger_ms = static_cast<int32_t>(n);
+  if (auto it = doc.FindMember("routerLingerMinEvents");
+      it != doc.MemberEnd()
+      && read_int(it->value, "routerLingerMinEvents", 1, 10000,
+                  "must be an integer from 1 to 10000", errs, n))
+    cfg.router_linger_min_events = static_cast<int32_t>(n);
   if (auto it = doc.FindMember("enabled"); it != doc.MemberEnd()) {
     if (it->value.IsBool())
       cfg.enabled = it->value.GetBool();

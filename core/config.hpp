@@ -23,6 +23,12 @@ struct config {
   /// so an event goes from commit to the broker without waiting for a poll;
   /// false: only the periodic passes (--sleep) move events on.
   bool deliver_immediately = true;
+  /// Under load the router waits this long between passes, NOTIFYs
+  /// notwithstanding, once a pass found at least router_linger_min_events
+  /// events: bigger batches cost the database, the broker and the relay
+  /// much less per event. 0: a pass for every wake-up.
+  int32_t router_linger_ms = 5;
+  int32_t router_linger_min_events = 3;
   /// false (or OUTBOX_ENABLED=false): the producer API publishes every
   /// event straight to RabbitMQ, as if there were no outbox.
   bool enabled = true;

@@ -110,6 +110,54 @@ CAF_TEST(wake ups that pile up cost one pass and replace the armed timer) {
   stop(r);
 }
 
+CAF_TEST(under load the router lingers and wake ups wait for that pass) {
+  pass_settings s; // self-driven, idle 1 s
+  s.linger = milliseconds{5};
+  s.linger_min_rows = 3;
+  store->script.push_back(routed(3, {{"a", 3}}));
+  store->script.push_back(routed(2, {{"a", 2}}));
+  store->script.push_back(routed(1, {{"a", 1}}));
+  auto r = spawn_router(s);
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
+  expect((wake_atom), from(r).to(da));
+  // Three events in one pass: the NOTIFYs meanwhile start no pass.
+  self->send(r, wake_atom::value);
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((wake_atom), from(self).to(r));
+  disallow((pass_atom, uint64_t), from(r).to(r));
+  CAF_CHECK_EQUAL(store->calls, 1);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{4}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  expect((pass_atom, uint64_t), from(r).to(r));
+  expect((wake_atom), from(r).to(da));
+  CAF_CHECK_EQUAL(store->calls, 2);
+  // Two events: below the threshold, so a wake-up passes at once again.
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
+  CAF_CHECK_EQUAL(store->calls, 3);
+  stop(r);
+}
+
+CAF_TEST(a full batch passes again at once even with a linger) {
+  pass_settings s;
+  s.linger = milliseconds{5};
+  s.linger_min_rows = 3;
+  store->script.push_back(routed(10, {{"a", 10}}));
+  store->script.push_back(routed(0, {}));
+  auto r = spawn_router(s, 10);
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
+  expect((wake_atom), from(r).to(da));
+  expect((pass_atom, uint64_t), from(r).to(r));
+  CAF_CHECK_EQUAL(store->calls, 2);
+  stop(r);
+}
+
 CAF_TEST(a failing store backs off 200 ms then 400 ms and reports it) {
   pass_settings s;
   store->script.push_back(make_error(errc::database_unavailable, "db down"));

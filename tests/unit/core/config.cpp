@@ -50,6 +50,8 @@ CAF_TEST(a valid config is read with defaults filled in) {
   CAF_CHECK_EQUAL(cfg->names.events, "shop_events");
   CAF_CHECK_EQUAL(cfg->names.deliveries, "outbox_deliveries");
   CAF_CHECK_EQUAL(cfg->batch_size, 50);
+  CAF_CHECK_EQUAL(cfg->router_linger_ms, 5);
+  CAF_CHECK_EQUAL(cfg->router_linger_min_events, 3);
   CAF_REQUIRE_EQUAL(cfg->routes.size(), 3u);
   auto stock = cfg->routes_for("stock.changed");
   CAF_REQUIRE_EQUAL(stock.size(), 2u);
@@ -63,6 +65,14 @@ CAF_TEST(a valid config is read with defaults filled in) {
   CAF_CHECK(cfg->routes_for("order.placed")[0].rules.retry_delays_seconds.empty());
   CAF_CHECK_EQUAL(cfg->queues(),
                   (std::vector<std::string>{"mail", "search.index", "stock.publish"}));
+}
+
+CAF_TEST(the router linger can be set or turned off) {
+  auto cfg = parse_config(R"({"routes": {}, "routerLingerMs": 0,
+                              "routerLingerMinEvents": 20})", no_env);
+  CAF_REQUIRE(cfg);
+  CAF_CHECK_EQUAL(cfg->router_linger_ms, 0);
+  CAF_CHECK_EQUAL(cfg->router_linger_min_events, 20);
 }
 
 CAF_TEST(environment variables override the connection urls) {
@@ -115,6 +125,10 @@ CAF_TEST(each bad value is reported with its path and rule) {
      R"(routes["a"][0].queue = "amq.x": must not start with "amq.")"},
     {R"({"routes": {}, "batchSize": 0})", "batchSize = 0: must be an integer from 1 to 10000"},
     {R"({"routes": {}, "batchSize": 10001})", "batchSize = 10001: must be an integer from 1 to 10000"},
+    {R"({"routes": {}, "routerLingerMs": -1})", "routerLingerMs = -1: must be an integer from 0 to 1000"},
+    {R"({"routes": {}, "routerLingerMs": 2.5})", "routerLingerMs = 2.5: must be an integer from 0 to 1000"},
+    {R"({"routes": {}, "routerLingerMinEvents": 0})",
+     "routerLingerMinEvents = 0: must be an integer from 1 to 10000"},
     {R"({"routes": {}, "eventsTableName": "Events"})",
      "eventsTableName = \"Events\": must start with a lower-case letter"},
     {R"({"routes": {}, "deliveriesTableName": "d; DROP TABLE x"})",
