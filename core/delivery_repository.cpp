@@ -71,6 +71,35 @@ SELECT {{columns}} FROM {{deliveries}}
 WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 )sql";
 
+// Completions, the common result, in one statement and one round trip: a
+// delivery completes only if it is still dispatched under the result's
+// dispatch id and job. For the results that changed nothing the rows as they
+// were before the statement say why (no such delivery, stale, wrong job).
+// Dispatch ids are compared as text: they come from workers, and a malformed
+// one must be a stale result, not a failed statement. The status is compared
+// with a sub-select: a constant would let the planner read the whole partial
+// timeout index instead of the primary key (see update_sql).
+constexpr const char* complete_sql = R"sql(
+WITH r AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+    AS r(id, dispatch_id, job)
+), completed AS (
+  UPDATE {{deliveries}} d
+  SET status = 'completed', completed_at = now(), finished_at = now()
+  FROM r
+  WHERE d.id = r.id AND d.dispatch_id::text = r.dispatch_id AND d.job = r.job
+    AND d.status = (SELECT 'dispatched')
+  RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
+)
+SELECT true, id, event_id, job, queue, attempts, NULL, NULL FROM completed
+UNION ALL
+SELECT false, d.id, d.event_id, d.job, d.queue, d.attempts, d.status,
+       COALESCE(d.dispatch_id::text, '')
+FROM {{deliveries}} d
+WHERE d.id = ANY($1::bigint[])
+  AND NOT EXISTS (SELECT 1 FROM completed c WHERE c.id = d.id)
+)sql";
+
 // Dispatched deliveries past their deadline via the partial timeout index.
 constexpr const char* timed_out_sql = R"sql(
 SELECT {{columns}} FROM {{deliveries}}
@@ -261,6 +290,22 @@ result_verdict decide_result(const send_result& r, locked_delivery& d,
   return result_verdict::applied;
 }
 
+bool all_completions(const std::vector<send_result>& rs) {
+  return std::all_of(rs.begin(), rs.end(), [](const send_result& r) {
+    return r.result == outcome::completed;
+  });
+}
+
+// The verdict on a completion the statement did not apply, from its row as
+// it was before (the same order of checks as decide_result).
+result_verdict unapplied_verdict(const send_result& r, const pg_rows& rows, int i) {
+  if (rows.text(i, 6) != "dispatched" || rows.text(i, 7) != r.dispatch_id)
+    return result_verdict::stale;
+  if (rows.text(i, 3) != r.job)
+    return result_verdict::wrong_job;
+  return result_verdict::stale; // changed by someone else meanwhile
+}
+
 } // namespace
 
 const char* to_string(outcome x) {
@@ -280,7 +325,8 @@ std::optional<outcome> parse_outcome(const std::string& text) {
 }
 
 delivery_repository::delivery_repository(const schema_names& names)
-  :     claim_sql_(with_names(claim_sql, names)),
+  : claim_sql_(with_names(claim_sql, names)),
+    complete_sql_(with_names(complete_sql, names)),
     lock_sql_(with_names(lock_sql, names)),
     update_sql_(with_names(update_sql, names)),
     timed_out_sql_(with_names(timed_out_sql, names)),
@@ -291,7 +337,11 @@ caf::expected<claim_result>
 delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
                                  int32_t batch_size) {
   // One statement in autocommit: it commits before anything is published.
-  auto rows = conn.exec_prepared("claim_batch", claim_sql_,
+  // Not prepared: planned for the queue's current backlog each time. The
+  // ready index gives (queue, available_at) order but not the id within
+  // it, so a plan cached while the table was small sorts every ready
+  // delivery; once a backlog has built up, the plan must walk the index.
+  auto rows = conn.exec("claim_batch", claim_sql_,
                         {queue, std::to_string(batch_size)});
   if (!rows)
     return rows.error();
@@ -339,6 +389,8 @@ delivery_repository::apply_results(pg_connection& conn,
   out.verdicts.assign(rs.size(), result_verdict::unknown_delivery);
   if (rs.empty())
     return out;
+  if (all_completions(rs))
+    return apply_completions(conn, rs);
   std::vector<int64_t> ids;
   for (auto& r : rs)
     ids.push_back(r.delivery_id);
@@ -361,6 +413,48 @@ delivery_repository::apply_results(pg_connection& conn,
     out.transitions = std::move(batch.done);
     return out;
   });
+}
+
+caf::expected<apply_result>
+delivery_repository::apply_completions(pg_connection& conn,
+                                       const std::vector<send_result>& rs) {
+  std::vector<int64_t> ids;
+  std::vector<pg_param> dispatch_ids, jobs;
+  for (auto& r : rs) {
+    ids.push_back(r.delivery_id);
+    dispatch_ids.push_back(r.dispatch_id);
+    jobs.push_back(r.job);
+  }
+  // One statement in autocommit: atomic on its own.
+  auto rows = conn.exec_prepared("apply_completions", complete_sql_,
+                                 {pg_int_array(ids), pg_text_array(dispatch_ids),
+                                  pg_text_array(jobs)});
+  if (!rows)
+    return rows.error();
+  std::map<int64_t, int> completed, before; // delivery id -> row
+  for (int i = 0; i < rows->size(); ++i)
+    (rows->text(i, 0) == "t" ? completed : before)[rows->int64(i, 1)] = i;
+  apply_result out;
+  out.verdicts.assign(rs.size(), result_verdict::unknown_delivery);
+  for (size_t k = 0; k < rs.size(); ++k) {
+    auto id = rs[k].delivery_id;
+    if (auto it = completed.find(id); it != completed.end()) {
+      int i = it->second;
+      out.transitions.push_back({rows->int64(i, 2), id, rows->text(i, 3),
+                                 rows->text(i, 4), "completed",
+                                 static_cast<int32_t>(rows->int64(i, 5)),
+                                 std::nullopt});
+      out.verdicts[k] = result_verdict::applied;
+      ++out.completed;
+      completed.erase(it); // a duplicate later in the batch is stale
+      before[id] = i;
+    } else if (auto b = before.find(id); b != before.end()) {
+      out.verdicts[k] = rows->text(b->second, 0) == "t"
+                          ? result_verdict::stale
+                          : unapplied_verdict(rs[k], *rows, b->second);
+    }
+  }
+  return out;
 }
 
 caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,

@@ -50,9 +50,11 @@ public:
                                           const std::string& queue,
                                           int32_t batch_size);
 
-  /// Applies results in one transaction. Each changes its delivery only if
-  /// it is still dispatched under the same dispatch id and job; `retry`
-  /// follows the delivery's own retry rules and time to live.
+  /// Applies results atomically. Each changes its delivery only if it is
+  /// still dispatched under the same dispatch id and job; `retry` follows
+  /// the delivery's own retry rules and time to live. A batch of
+  /// completions only (the common case) takes one statement; any other
+  /// batch locks its deliveries, decides, and updates in one transaction.
   caf::expected<apply_result> apply_results(pg_connection& conn,
                                             const std::vector<send_result>& rs);
 
@@ -62,7 +64,11 @@ public:
   caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
 
 private:
-  std::string claim_sql_, lock_sql_, update_sql_, timed_out_sql_, expire_sql_;
+  caf::expected<apply_result>
+  apply_completions(pg_connection& conn, const std::vector<send_result>& rs);
+
+  std::string claim_sql_, complete_sql_, lock_sql_, update_sql_, timed_out_sql_,
+    expire_sql_;
 };
 
 } // namespace outbox

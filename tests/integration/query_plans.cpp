@@ -25,16 +25,21 @@ std::string plan_text(const pg_rows& rows) {
 }
 
 struct plan_fixture : delivery_fixture {
-  /// Runs routing (with a keyed event, so coalescing runs too) and the
-  /// results path `rounds` times while the tables are small, so that
-  /// PostgreSQL would settle on a generic plan for each statement.
+  /// Runs routing (with a keyed event, so coalescing runs too), the claim,
+  /// both result paths (completions alone, and a mixed batch) and the sweep
+  /// `rounds` times while the tables are small, so that PostgreSQL would
+  /// settle on a generic plan for each statement.
   void apply_small_batches(int rounds) {
     for (int i = 0; i < rounds; ++i) {
       publish("e", "{}", "k");
-      make_deliveries(2, {60});
+      make_deliveries(3, {});
       auto c = claim();
-      apply({result_of(c.jobs[0], outcome::completed),
-             result_of(c.jobs[1], outcome::completed)});
+      CAF_REQUIRE_GREATER_OR_EQUAL(c.jobs.size(), 3u);
+      apply({result_of(c.jobs[0], outcome::completed)});
+      apply({result_of(c.jobs[1], outcome::completed),
+             result_of(c.jobs[2], outcome::failed)});
+      if (!repo.sweep(db, 100))
+        CAF_FAIL("sweep failed");
     }
   }
 
@@ -74,8 +79,22 @@ struct plan_fixture : delivery_fixture {
                     + " WHERE event_type = 'other'");
   }
 
-  /// Checks that both statements go by the primary key.
+  /// Checks that the result statements go by the primary key, and the
+  /// sweep by its partial index.
   void check_primary_key_plans() {
+    auto complete = complete_plan();
+    CAF_MESSAGE("completion plan:\n" << complete);
+    CAF_CHECK(has(complete, primary_key()));
+    CAF_CHECK(!has(complete, "Seq Scan"));
+    CAF_CHECK(!has(complete, "timeout_idx"));
+    // The claim is planned for each backlog anew (delivery_repository).
+    auto prepared = must_exec(db, "SELECT 1 FROM pg_prepared_statements"
+                                  " WHERE statement LIKE '%AND available_at <= now()%'");
+    CAF_CHECK_EQUAL(prepared.size(), 0);
+    auto sweep = plan_of("delivery_timeout_at <= now()", "(100)");
+    CAF_MESSAGE("sweep plan:\n" << sweep);
+    CAF_CHECK(has(sweep, names.deliveries + "_timeout_idx"));
+    CAF_CHECK(!has(sweep, "Seq Scan"));
     auto lock = lock_plan();
     CAF_MESSAGE("lock plan:\n" << lock);
     CAF_CHECK(has(lock, primary_key()));
@@ -101,8 +120,13 @@ struct plan_fixture : delivery_fixture {
     return plan_of("ORDER BY id FOR UPDATE", "('{1,2,3}')");
   }
 
+  std::string complete_plan() {
+    return plan_of("AS r(id, dispatch_id, job)",
+                   "('{1,2}', '{a,b}', '{J,J}')");
+  }
+
   std::string update_plan() {
-    return plan_of("unnest($1::bigint[]",
+    return plan_of("AS u(id, dispatch_id, status",
                    "('{1,2}', '{00000000-0000-0000-0000-000000000001,"
                        "00000000-0000-0000-0000-000000000002}',"
                        " '{completed,completed}', '{0,0}', '{NULL,NULL}',"

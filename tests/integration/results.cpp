@@ -116,6 +116,39 @@ CAF_TEST(unknown deliveries wrong jobs and duplicates are told apart) {
   CAF_CHECK_EQUAL(count_status("completed"), 1);
 }
 
+// Completions alone take one statement of their own (apply_completions):
+// the same verdicts, from the rows as they were before it.
+CAF_TEST(a batch of completions alone tells the same cases apart) {
+  make_deliveries(3, {60});
+  auto c = claim();
+  auto wrong = result_of(c.jobs[0], outcome::completed);
+  wrong.job = "OtherJob";
+  auto unknown = result_of(c.jobs[0], outcome::completed);
+  unknown.delivery_id = 999999999;
+  auto malformed = result_of(c.jobs[2], outcome::completed);
+  malformed.dispatch_id = "not-a-uuid";
+  auto a = apply({wrong, unknown, result_of(c.jobs[1], outcome::completed),
+                  result_of(c.jobs[1], outcome::completed), malformed});
+  CAF_CHECK(a.verdicts[0] == result_verdict::wrong_job);
+  CAF_CHECK(a.verdicts[1] == result_verdict::unknown_delivery);
+  CAF_CHECK(a.verdicts[2] == result_verdict::applied);
+  CAF_CHECK(a.verdicts[3] == result_verdict::stale);
+  CAF_CHECK(a.verdicts[4] == result_verdict::stale);
+  CAF_CHECK_EQUAL(a.completed, 1);
+  CAF_REQUIRE_EQUAL(a.transitions.size(), 1u);
+  CAF_CHECK_EQUAL(a.transitions[0].delivery_id, c.jobs[1].delivery_id);
+  CAF_CHECK_EQUAL(a.transitions[0].event_id, c.jobs[1].event_id);
+  CAF_CHECK_EQUAL(a.transitions[0].job, "J");
+  CAF_CHECK_EQUAL(a.transitions[0].queue, "q");
+  CAF_CHECK_EQUAL(a.transitions[0].status, "completed");
+  CAF_CHECK_EQUAL(count_status("completed"), 1);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 2);
+  // A completion that comes again later is stale, and changes nothing.
+  auto again = apply({result_of(c.jobs[1], outcome::completed)});
+  CAF_CHECK(again.verdicts[0] == result_verdict::stale);
+  CAF_CHECK_EQUAL(again.completed, 0);
+}
+
 CAF_TEST(a timed out dispatch counts as a failed attempt) {
   make_deliveries(2, {60});
   claim();
