@@ -154,8 +154,8 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
                         const std::vector<std::string>& statuses, int32_t batch) {
   prune_result out;
   std::vector<pg_param> st(statuses.begin(), statuses.end());
-  // Each batch is its own short transaction (autocommit), via the finished
-  // index order, so the relay is never blocked for long.
+  // Each batch is its own short transaction (autocommit), so the relay is
+  // never blocked for long.
   for (;;) {
     auto rows = conn.exec(
       "prune_deliveries",

@@ -25,7 +25,9 @@ status_repository::status_repository(schema_names n)
   : events_sql_("SELECT count(*), COALESCE(extract(epoch FROM now() - "
                 "min(created_at)), 0) FROM "
                 + n.events + " WHERE routed_at IS NULL"),
-    // Per queue and status from the (queue, status) index.
+    // Per queue and status: one pass over the table (the ages need every
+    // open row, and an index of every status would cost each change of
+    // status an entry: schema/005).
     deliveries_sql_(
       "SELECT queue, status, count(*), COALESCE(extract(epoch FROM now() - "
       "min(created_at) FILTER (WHERE status IN ('pending', 'dispatched'))), 0) "

@@ -45,7 +45,10 @@ CAF_TEST(migrate applies the schema once and then reports it up to date) {
                            R"({"e": [{"job": "J", "queue": "q"}]})");
   auto first = run("migrate --config " + path);
   CAF_CHECK_EQUAL(first.status, 0);
-  CAF_CHECK_NOT_EQUAL(first.output.find("applied 4 migration(s)"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(first.output.find("applied "
+                                        + std::to_string(migrations().size())
+                                        + " migration(s)"),
+                      std::string::npos);
   auto second = run("migrate --config=" + path);
   CAF_CHECK_EQUAL(second.status, 0);
   CAF_CHECK_NOT_EQUAL(second.output.find("schema is up to date"), std::string::npos);
