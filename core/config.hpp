@@ -28,7 +28,7 @@ struct config {
   /// events: bigger batches cost the database, the broker and the relay
   /// much less per event. 0: a pass for every wake-up.
   int32_t router_linger_ms = 5;
-  int32_t router_linger_min_events = 3;
+  int32_t router_linger_min_events = 6;
   /// false (or OUTBOX_ENABLED=false): the producer API publishes every
   /// event straight to RabbitMQ, as if there were no outbox.
   bool enabled = true;

@@ -51,7 +51,7 @@ CAF_TEST(a valid config is read with defaults filled in) {
   CAF_CHECK_EQUAL(cfg->names.deliveries, "outbox_deliveries");
   CAF_CHECK_EQUAL(cfg->batch_size, 50);
   CAF_CHECK_EQUAL(cfg->router_linger_ms, 5);
-  CAF_CHECK_EQUAL(cfg->router_linger_min_events, 3);
+  CAF_CHECK_EQUAL(cfg->router_linger_min_events, 6);
   CAF_REQUIRE_EQUAL(cfg->routes.size(), 3u);
   auto stock = cfg->routes_for("stock.changed");
   CAF_REQUIRE_EQUAL(stock.size(), 2u);
