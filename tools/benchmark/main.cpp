@@ -38,7 +38,8 @@ struct bench_config : cli_config {
   std::string cluster = "one";
   int64_t events = 20000, producers = 4, payload_bytes = 300, queues = 1,
           routes = 1, batch_size = 100, dispatchers = 1, workers = 4,
-          backlog = 200000, latency_events = 2000;
+          backlog = 200000, latency_events = 2000, router_linger_ms = 5,
+          router_linger_min_events = 6;
   double rate_fraction = 0.2;
   bool polling_only = false;
   bench_config() {
@@ -59,7 +60,10 @@ struct bench_config : cli_config {
       .add(backlog, "backlog", "pending deliveries of the drain phase")
       .add(latency_events, "latency-events", "events of the latency phase")
       .add(rate_fraction, "rate-fraction", "latency rate as a share of A")
-      .add(polling_only, "polling-only", "deliverImmediately: false");
+      .add(polling_only, "polling-only", "deliverImmediately: false")
+      .add(router_linger_ms, "router-linger-ms", "routerLingerMs (0: off)")
+      .add(router_linger_min_events, "router-linger-min-events",
+           "routerLingerMinEvents");
   }
 };
 
@@ -95,7 +99,10 @@ void write_config(const bench_config& o, setup& s) {
       << "\", \"deliveriesTableName\": \"" << s.names.deliveries
       << "\", \"migrationsTableName\": \"" << s.names.migrations
       << "\", \"publishFunctionName\": \"" << s.names.publish_function
-      << "\", \"batchSize\": " << o.batch_size << ", \"deliverImmediately\": "
+      << "\", \"batchSize\": " << o.batch_size
+      << ", \"routerLingerMs\": " << o.router_linger_ms
+      << ", \"routerLingerMinEvents\": " << o.router_linger_min_events
+      << ", \"deliverImmediately\": "
       << (o.polling_only ? "false" : "true") << ", \"routes\": {\"bench.event\": [";
   for (int64_t r = 0; r < o.routes; ++r)
     out << (r ? ", " : "") << "{\"job\": \"BenchJob" << r << "\", \"queue\": \""
@@ -214,7 +221,9 @@ int main(int argc, char** argv) {
   if (o.events < 100 || o.producers < 1 || o.queues < 1 || o.routes < 1
       || o.batch_size < 1 || o.dispatchers < 1 || o.workers < 1
       || o.backlog < 0 || o.latency_events < 10 || o.rate_fraction <= 0
-      || o.payload_bytes < 16 || (o.cluster != "one" && o.cluster != "three"))
+      || o.payload_bytes < 16 || o.router_linger_ms < 0 || o.router_linger_ms > 1000
+      || o.router_linger_min_events < 1 || o.router_linger_min_events > 10000
+      || (o.cluster != "one" && o.cluster != "three"))
     die("a knob is out of range (see --help)");
   if (o.outboxd.empty()) {
     std::string self = argv[0];
@@ -233,7 +242,9 @@ int main(int argc, char** argv) {
                {"payloadBytes", o.payload_bytes}, {"queues", o.queues},
                {"routesPerEvent", o.routes}, {"batchSize", o.batch_size},
                {"dispatchers", o.dispatchers}, {"workersPerQueue", o.workers},
-               {"backlog", o.backlog}, {"latencyEvents", o.latency_events}};
+               {"backlog", o.backlog}, {"latencyEvents", o.latency_events},
+               {"routerLingerMs", o.router_linger_ms},
+               {"routerLingerMinEvents", o.router_linger_min_events}};
   rep.cluster = o.cluster + (o.polling_only ? " polling-only" : "");
 
   // A: producers only (events of a type without routes: nobody routes them).
@@ -320,22 +331,35 @@ int main(int argc, char** argv) {
                      static_cast<int>(o.producers), o.latency_events, rate);
     await_completed(db, s, (o.events + o.latency_events) * o.routes);
     rep.latency_rate = rate;
-    auto done = must(db.exec("completed", "SELECT event_id, extract(epoch FROM "
-                                          "max(completed_at)) FROM "
-                                          + s.names.deliveries + " GROUP BY event_id"),
+    // Per event: completed, routed and (last) dispatched, as the database
+    // saw them (one clock: the servers run on this machine).
+    auto done = must(db.exec("completed",
+                             "SELECT d.event_id, extract(epoch FROM max(d.completed_at)),"
+                             " extract(epoch FROM min(e.routed_at)),"
+                             " extract(epoch FROM max(d.dispatched_at)) FROM "
+                               + s.names.deliveries + " d JOIN " + s.names.events
+                               + " e ON e.id = d.event_id GROUP BY d.event_id"),
                      "reading completion times");
-    std::map<int64_t, double> completed_at;
+    std::map<int64_t, std::array<double, 3>> db_times;
     for (int i = 0; i < done.size(); ++i)
-      completed_at[done.int64(i, 0)] = as_double(done, i, 1);
-    std::vector<double> published, completed;
+      db_times[done.int64(i, 0)] = {as_double(done, i, 1), as_double(done, i, 2),
+                                    as_double(done, i, 3)};
+    std::vector<double> published, completed, to_routed, to_dispatched, to_received;
     {
       std::lock_guard<std::mutex> guard{w.mtx};
       for (auto& c : l.commits) {
-        if (auto it = w.received.find(c.event_id); it != w.received.end())
+        auto& [completed_at, routed_at, dispatched_at] = db_times[c.event_id];
+        if (auto it = w.received.find(c.event_id); it != w.received.end()) {
           published.push_back((it->second - c.at) * 1000);
-        completed.push_back((completed_at[c.event_id] - c.at) * 1000);
+          to_received.push_back((it->second - dispatched_at) * 1000);
+        }
+        completed.push_back((completed_at - c.at) * 1000);
+        to_routed.push_back((routed_at - c.at) * 1000);
+        to_dispatched.push_back((dispatched_at - routed_at) * 1000);
       }
     }
+    rep.published_split_ms = {percentile(to_routed, 50), percentile(to_dispatched, 50),
+                              percentile(to_received, 50)};
     rep.published_ms = {percentile(published, 50), percentile(published, 95),
                         percentile(published, 99)};
     rep.completed_ms = {percentile(completed, 50), percentile(completed, 95),

@@ -53,6 +53,9 @@ std::string report::table() const {
         + fmt("%.1f", published_ms[2]),
       "p50 <= 5, p99 <= 50 "
         + verdict(published_ms[0] <= 5 && published_ms[2] <= 50));
+  row("  p50 to routed / dispatched / received",
+      fmt("%.1f", published_split_ms[0]) + " / " + fmt("%.1f", published_split_ms[1])
+        + " / " + fmt("%.1f", published_split_ms[2]));
   row("commit->completed p50/p95/p99 (ms)",
       fmt("%.1f", completed_ms[0]) + " / " + fmt("%.1f", completed_ms[1]) + " / "
         + fmt("%.1f", completed_ms[2]));
@@ -121,6 +124,12 @@ std::string report::json() const {
   };
   triple("commitToPublishedMs", published_ms);
   triple("commitToCompletedMs", completed_ms);
+  w.Key("commitToPublishedSplitP50Ms");
+  w.StartObject();
+  num("commitToRouted", published_split_ms[0]);
+  num("routedToDispatched", published_split_ms[1]);
+  num("dispatchedToReceived", published_split_ms[2]);
+  w.EndObject();
   num("outboxdPeakRssMiB", peak_rss_mib);
   num("outboxdCpuSecondsPer1000", cpu_per_1000);
   num("drainFirst10PerS", drain_first);

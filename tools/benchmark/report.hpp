@@ -23,6 +23,9 @@ struct report {
   double latency_rate = 0;
   std::array<double, 3> published_ms{}; ///< p50, p95, p99 commit→published
   std::array<double, 3> completed_ms{}; ///< p50, p95, p99 commit→completed
+  /// p50s of commit→routed, routed→dispatched (the transactions' start
+  /// times) and dispatched→received by the worker.
+  std::array<double, 3> published_split_ms{};
   double peak_rss_mib = 0, cpu_per_1000 = 0;
   double drain_first = 0, drain_last = 0, drain_total = 0;
   double backlog_rss_mib = 0;
