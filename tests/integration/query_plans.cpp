@@ -202,7 +202,10 @@ CAF_TEST(generic plans made on the small tables keep scanning them) {
   grow(30000);
   auto lock = lock_plan();
   CAF_MESSAGE("lock plan:\n" << lock);
-  CAF_CHECK(has(lock, "Seq Scan"));
+  // Mostly a sequential scan; when autovacuum has analyzed the table in
+  // between (tests run side by side), a bitmap scan: either way not the
+  // plain index scan that the session settings make sure of.
+  CAF_CHECK(has(lock, "Seq Scan") || has(lock, "Bitmap Heap Scan"));
   auto route = route_plan();
   CAF_MESSAGE("route plan:\n" << route);
   CAF_CHECK(has(route, "Bitmap Index Scan on " + names.events
