@@ -21,9 +21,8 @@ namespace outbox {
 // nearly empty kept the results' lock by primary key on a sequential scan:
 // 2.3 ms per statement at 20,000 rows); that cost the database about 10%
 // more CPU per delivery than the cached plans the index-only settings make
-// safe. Each cached statement has an index that fits (primary key, timeout,
-// expiry); tests/integration/query_plans checks them. The claim alone is
-// planned per call (delivery_repository.cpp).
+// safe. Each statement has an index that fits (primary key, ready, timeout,
+// expiry); tests/integration/query_plans checks them.
 const char* const routing_session_settings
   = "SET enable_seqscan = off; SET enable_bitmapscan = off";
 const char* const delivery_session_settings

@@ -80,17 +80,19 @@ struct plan_fixture : delivery_fixture {
   }
 
   /// Checks that the result statements go by the primary key, and the
-  /// sweep by its partial index.
+  /// claim and the sweep by their partial indexes.
   void check_primary_key_plans() {
     auto complete = complete_plan();
     CAF_MESSAGE("completion plan:\n" << complete);
     CAF_CHECK(has(complete, primary_key()));
     CAF_CHECK(!has(complete, "Seq Scan"));
     CAF_CHECK(!has(complete, "timeout_idx"));
-    // The claim is planned for each backlog anew (delivery_repository).
-    auto prepared = must_exec(db, "SELECT 1 FROM pg_prepared_statements"
-                                  " WHERE statement LIKE '%AND available_at <= now()%'");
-    CAF_CHECK_EQUAL(prepared.size(), 0);
+    auto claim = plan_of("AND available_at <= now()", "('q', 100)");
+    CAF_MESSAGE("claim plan:\n" << claim);
+    CAF_CHECK(has(claim, names.deliveries + "_ready_idx"));
+    CAF_CHECK(!has(claim, "Seq Scan"));
+    // The index gives the order: the claim stops after its batch.
+    CAF_CHECK(!has(claim, "Sort Key: " + names.deliveries + ".available_at"));
     auto sweep = plan_of("delivery_timeout_at <= now()", "(100)");
     CAF_MESSAGE("sweep plan:\n" << sweep);
     CAF_CHECK(has(sweep, names.deliveries + "_timeout_idx"));
