@@ -14,11 +14,14 @@ namespace {
 // keeps concurrent dispatchers of a queue apart. Rows past their TTL expire
 // here instead of being sent; the rest get a fresh dispatch id. The last
 // row says when the next pending delivery (a retry, say) becomes ready, so
-// a pass needs no second round trip to time the next one.
+// a pass needs no second round trip to time the next one. The scan starts
+// after the key ($3, $4) where a run of full batches left off (see
+// claim_cursor), and the 'after' row gives the last key taken.
 constexpr const char* claim_sql = R"sql(
 WITH ready AS (
-  SELECT id FROM {{deliveries}}
+  SELECT id, available_at FROM {{deliveries}}
   WHERE queue = $1 AND status = 'pending' AND available_at <= now()
+    AND (available_at, id) > ($3::timestamptz, $4::bigint)
   ORDER BY available_at, id
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -54,6 +57,10 @@ SELECT 'next', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL
 FROM {{deliveries}}
 WHERE queue = $1 AND status = 'pending' AND available_at > now()
+UNION ALL
+(SELECT 'after', id, NULL, NULL, NULL, available_at::text, NULL, NULL, NULL,
+        NULL, NULL, NULL, NULL, NULL, NULL
+ FROM ready ORDER BY available_at DESC, id DESC LIMIT 1)
 ORDER BY 2
 )sql";
 
@@ -339,17 +346,28 @@ delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
   // One statement in autocommit: it commits before anything is published.
   // Its plan may be cached: the ready index is in the claim's order
   // (schema/006), so any plan walks it and stops after the batch.
+  auto& cursor = cursors_[queue];
   auto rows = conn.exec_prepared("claim_batch", claim_sql_,
-                                 {queue, std::to_string(batch_size)});
-  if (!rows)
+                                 {queue, std::to_string(batch_size),
+                                  cursor.available_at, std::to_string(cursor.id)});
+  if (!rows) {
+    cursor = claim_cursor{};
     return rows.error();
+  }
   claim_result out;
+  int64_t taken = 0;
+  claim_cursor after;
   for (int i = 0; i < rows->size(); ++i) {
+    if (rows->text(i, 0) == "after") {
+      after = {rows->text(i, 5), rows->int64(i, 1)};
+      continue;
+    }
     if (rows->text(i, 0) == "next") {
       if (!rows->is_null(i, 13))
         out.next_ready_seconds = std::max(0.0, rows->int64(i, 13) / 1e6);
       continue;
     }
+    ++taken; // the rest are sends and expiries
     if (rows->text(i, 0) == "expired") {
       ++out.expired;
       out.transitions.push_back({rows->int64(i, 2), rows->int64(i, 1),
@@ -377,6 +395,9 @@ delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
       from_micros(rows->int64(i, 14)), optional_micros(*rows, i, 13));
     out.jobs.push_back(std::move(j));
   }
+  // A full batch: probably more behind it, and the next claim goes on from
+  // here. Anything else: the next claim starts from the beginning again.
+  cursor = taken >= batch_size ? after : claim_cursor{};
   return out;
 }
 

@@ -3,6 +3,7 @@
 // a statement per row.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,8 +65,25 @@ public:
   caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
 
 private:
+  /// Where a run of full batches of a queue left off. A claim walks the
+  /// ready index from the start, past an entry for every delivery claimed
+  /// before it until a vacuum removes them: over a long drain that walk
+  /// grew to cost more than the claim. So while batches come back full, a
+  /// claim starts after the last key the previous one took. A delivery
+  /// that becomes ready behind that key meanwhile (a claim of another
+  /// dispatcher that rolled back, a routing transaction that commits late)
+  /// waits until a claim is not full: then the next starts from the
+  /// beginning again. Nothing is skipped for longer than a run of full
+  /// batches.
+  struct claim_cursor {
+    std::string available_at = "-infinity";
+    int64_t id = 0;
+  };
+
   caf::expected<apply_result>
   apply_completions(pg_connection& conn, const std::vector<send_result>& rs);
+
+  std::map<std::string, claim_cursor> cursors_; ///< per queue
 
   std::string claim_sql_, complete_sql_, lock_sql_, update_sql_, timed_out_sql_,
     expire_sql_;

@@ -27,6 +27,34 @@ CAF_TEST(a claim marks deliveries dispatched with a fresh dispatch id) {
   CAF_CHECK_EQUAL(claim("other").jobs.size(), 0u);
 }
 
+// While batches come back full, a claim goes on after the last key taken;
+// a delivery that became ready behind it is sent once a batch is not full.
+CAF_TEST(full batches claim on from where they left off and then start over) {
+  make_deliveries(6, {60});
+  auto ids = must_exec(db, "SELECT id FROM " + names.deliveries + " ORDER BY id");
+  CAF_REQUIRE_EQUAL(ids.size(), 6);
+  auto first = claim("q", 2);
+  CAF_REQUIRE_EQUAL(first.jobs.size(), 2u);
+  CAF_CHECK_EQUAL(first.jobs[0].delivery_id, ids.int64(0, 0));
+  // The last one becomes ready behind the claimed ones, as after a late
+  // commit: the index order would put it first.
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET available_at = available_at - interval '1 hour'"
+                    " WHERE id = " + ids.text(5, 0));
+  auto second = claim("q", 2);
+  CAF_REQUIRE_EQUAL(second.jobs.size(), 2u);
+  CAF_CHECK_EQUAL(second.jobs[0].delivery_id, ids.int64(2, 0));
+  CAF_CHECK_EQUAL(second.jobs[1].delivery_id, ids.int64(3, 0));
+  auto third = claim("q", 2); // not full: the next claim starts over
+  CAF_REQUIRE_EQUAL(third.jobs.size(), 1u);
+  CAF_CHECK_EQUAL(third.jobs[0].delivery_id, ids.int64(4, 0));
+  auto fourth = claim("q", 2);
+  CAF_REQUIRE_EQUAL(fourth.jobs.size(), 1u);
+  CAF_CHECK_EQUAL(fourth.jobs[0].delivery_id, ids.int64(5, 0));
+  CAF_CHECK_EQUAL(count_status("dispatched"), 6);
+  CAF_CHECK_EQUAL(claim("q", 2).jobs.size(), 0u);
+}
+
 CAF_TEST(two connections claiming one queue never claim a delivery twice) {
   make_deliveries(400, {60});
   std::vector<int64_t> got[2];

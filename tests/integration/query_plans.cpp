@@ -87,7 +87,7 @@ struct plan_fixture : delivery_fixture {
     CAF_CHECK(has(complete, primary_key()));
     CAF_CHECK(!has(complete, "Seq Scan"));
     CAF_CHECK(!has(complete, "timeout_idx"));
-    auto claim = plan_of("AND available_at <= now()", "('q', 100)");
+    auto claim = plan_of("AND available_at <= now()", "('q', 100, '-infinity', 0)");
     CAF_MESSAGE("claim plan:\n" << claim);
     CAF_CHECK(has(claim, names.deliveries + "_ready_idx"));
     CAF_CHECK(!has(claim, "Seq Scan"));
