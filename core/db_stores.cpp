@@ -23,14 +23,12 @@ namespace outbox {
 // more CPU per delivery than the cached plans the index-only settings make
 // safe. Each statement has an index that fits (primary key, ready, timeout,
 // expiry); tests/integration/query_plans checks them.
-const char* const routing_session_settings
-  = "SET enable_seqscan = off; SET enable_bitmapscan = off";
-const char* const delivery_session_settings
+const char* const index_only_session_settings
   = "SET enable_seqscan = off; SET enable_bitmapscan = off";
 
 db_routing_store::db_routing_store(std::string url, const schema_names& names,
                                    const std::vector<route>& routes)
-  : session_(std::move(url), routing_session_settings), repo_(names, routes) {
+  : session_(std::move(url), index_only_session_settings), repo_(names, routes) {
 }
 
 caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
@@ -39,7 +37,7 @@ caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
 }
 
 db_delivery_store::db_delivery_store(std::string url, const schema_names& names)
-  : session_(std::move(url), delivery_session_settings), repo_(names) {
+  : session_(std::move(url), index_only_session_settings), repo_(names) {
 }
 
 caf::expected<claim_result>

@@ -52,10 +52,9 @@ private:
   std::optional<pg_connection> conn_;
 };
 
-/// What a routing or delivery store's connection sets on top (see
+/// What the routing and delivery stores' connections set on top (see
 /// db_stores.cpp for why); public so that a test can check the plans.
-extern const char* const routing_session_settings;
-extern const char* const delivery_session_settings;
+extern const char* const index_only_session_settings;
 
 class db_routing_store : public routing_store {
 public:
