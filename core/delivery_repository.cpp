@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/errors.hpp"
 #include "core/pg_connection.hpp"
@@ -455,9 +456,14 @@ delivery_repository::apply_completions(pg_connection& conn,
     (rows->text(i, 0) == "t" ? completed : before)[rows->int64(i, 1)] = i;
   apply_result out;
   out.verdicts.assign(rs.size(), result_verdict::unknown_delivery);
+  std::set<int64_t> applied;
   for (size_t k = 0; k < rs.size(); ++k) {
     auto id = rs[k].delivery_id;
     if (auto it = completed.find(id); it != completed.end()) {
+      if (!applied.insert(id).second) { // a duplicate in this batch
+        out.verdicts[k] = result_verdict::stale;
+        continue;
+      }
       int i = it->second;
       out.transitions.push_back({rows->int64(i, 2), id, rows->text(i, 3),
                                  rows->text(i, 4), "completed",
@@ -465,12 +471,8 @@ delivery_repository::apply_completions(pg_connection& conn,
                                  std::nullopt});
       out.verdicts[k] = result_verdict::applied;
       ++out.completed;
-      completed.erase(it); // a duplicate later in the batch is stale
-      before[id] = i;
     } else if (auto b = before.find(id); b != before.end()) {
-      out.verdicts[k] = rows->text(b->second, 0) == "t"
-                          ? result_verdict::stale
-                          : unapplied_verdict(rs[k], *rows, b->second);
+      out.verdicts[k] = unapplied_verdict(rs[k], *rows, b->second);
     }
   }
   return out;
