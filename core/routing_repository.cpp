@@ -64,8 +64,9 @@ SELECT 'events', NULL, NULL, count(*), NULL FROM marked
 // json-merge the winner's payload becomes the RFC 7396 fold of all of them,
 // oldest first (the folded ids are listed first and then looked up: an OR
 // of the two conditions made PostgreSQL scan both tables whole). The
-// triples come as arrays and hit the partial coalesce index. (PostgreSQL runs every data-modifying CTE once, referenced or not:
-// `merged` always applies.)
+// triples come as arrays and hit the partial coalesce index. (PostgreSQL
+// runs every data-modifying CTE once, referenced or not: `merged` always
+// applies.)
 constexpr const char* coalesce_sql = R"sql(
 WITH targets AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[])

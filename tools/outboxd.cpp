@@ -51,7 +51,8 @@ struct daemon_config : outbox::cli_config {
     // run detached, the scheduler carries only light ones). They now sleep
     // at once and are woken by the next job. Keep CAF's number of workers:
     // with only two such workers, wake-ups between the nodes of a cluster
-    // took hundreds of milliseconds. Both stay CLI options (--work-stealing.*, --scheduler.*).
+    // took hundreds of milliseconds. Both stay CLI options
+    // (--work-stealing.*, --scheduler.*).
     set("work-stealing.moderate-poll-attempts", size_t{0});
     outbox::register_message_types(*this);
     load<caf::io::middleman>();
