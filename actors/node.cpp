@@ -70,16 +70,18 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
     }
     n->agent_ = sys.spawn(node_agent, target);
   }
-  auto store = [&] {
-    return std::make_shared<db_delivery_store>(cfg.database_url, cfg.names);
+  auto store = [&](commit_mode mode) {
+    return std::make_shared<db_delivery_store>(cfg.database_url, cfg.names, mode);
   };
   std::vector<dispatcher_entry> local;
   for (auto& q : info.queues) {
     if (opts.has("dispatcher")) {
       auto publisher = std::make_shared<amqp_job_publisher>(
         cfg.amqp_url, q, std::chrono::milliseconds{confirm_timeout});
-      auto d = sys.spawn<caf::detached>(dispatcher, store(), publisher, q,
-                                        cfg.batch_size, settings, n->agent_);
+      auto d = sys.spawn<caf::detached>(dispatcher,
+                                        store(commit_mode::relay_progress),
+                                        publisher, q, cfg.batch_size, settings,
+                                        n->agent_);
       n->dispatchers_.push_back(d);
       local.push_back({q, d});
       info.actors.push_back({"dispatcher " + q, "dispatcher", q, d});
@@ -88,9 +90,11 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
       // The prefetch bounds what one handler holds unacked: one batch.
       auto source = std::make_shared<amqp_result_source>(
         cfg.amqp_url, q, static_cast<uint16_t>(std::min(cfg.batch_size, 65535)));
-      auto r = sys.spawn<caf::detached>(result_handler, store(), source, q,
-                                        cfg.batch_size, result_wait, settings,
-                                        n->agent_);
+      // Its results are acked once applied: they must be durable by then.
+      auto r = sys.spawn<caf::detached>(result_handler,
+                                        store(commit_mode::before_ack), source,
+                                        q, cfg.batch_size, result_wait,
+                                        settings, n->agent_);
       n->result_handlers_.push_back(r);
       info.actors.push_back({"results " + q, "results", q, r});
     }
@@ -110,8 +114,9 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
                                cfg.names.notify_channel(), n->router_);
   }
   if (opts.has("sweeper")) {
-    auto s = sys.spawn<caf::detached>(sweeper, store(), cfg.batch_size,
-                                      settings, n->agent_);
+    auto s = sys.spawn<caf::detached>(sweeper,
+                                      store(commit_mode::relay_progress),
+                                      cfg.batch_size, settings, n->agent_);
     n->sweepers_.push_back(s);
     info.actors.push_back({"sweeper", "sweeper", "", s});
   }

@@ -23,12 +23,17 @@ namespace outbox {
 // more CPU per delivery than the cached plans the index-only settings make
 // safe. Each statement has an index that fits (primary key, ready, timeout,
 // expiry); tests/integration/query_plans checks them.
-const char* const index_only_session_settings
-  = "SET enable_seqscan = off; SET enable_bitmapscan = off";
+std::string relay_session_settings(commit_mode mode) {
+  std::string commit = mode == commit_mode::relay_progress
+                         ? "SET synchronous_commit = off; "
+                         : "SET synchronous_commit = on; ";
+  return commit + "SET enable_seqscan = off; SET enable_bitmapscan = off";
+}
 
 db_routing_store::db_routing_store(std::string url, const schema_names& names,
                                    const std::vector<route>& routes)
-  : session_(std::move(url), index_only_session_settings), repo_(names, routes) {
+  : session_(std::move(url), relay_session_settings(commit_mode::relay_progress)),
+    repo_(names, routes) {
 }
 
 caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
@@ -36,8 +41,9 @@ caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
     [&](pg_connection& c) { return repo_.route_batch(c, n); });
 }
 
-db_delivery_store::db_delivery_store(std::string url, const schema_names& names)
-  : session_(std::move(url), index_only_session_settings), repo_(names) {
+db_delivery_store::db_delivery_store(std::string url, const schema_names& names,
+                                     commit_mode mode)
+  : session_(std::move(url), relay_session_settings(mode)), repo_(names) {
 }
 
 caf::expected<claim_result>

@@ -12,14 +12,27 @@
 
 namespace outbox {
 
-/// A connection that reconnects lazily. Its transactions commit without
-/// waiting for the WAL flush (synchronous_commit = off): they only record
-/// the relay's own progress, and a crash that loses the last few of them
-/// makes the relay redo that work (route again, which ON CONFLICT makes a
-/// no-op; send again, which at-least-once delivery allows), never lose an
-/// event: the application's own commits stay synchronous.
+/// How a store's transactions commit.
 ///
-/// `settings` is more SQL run once per connection (a store's own SETs).
+/// `relay_progress`: without waiting for the WAL flush (synchronous_commit =
+/// off). Routing, claims and sweeps only record the relay's own progress: a
+/// crash that loses the last few makes the relay redo that work (route
+/// again, which ON CONFLICT makes a no-op; send again, which at-least-once
+/// delivery allows; sweep again), never lose an event.
+///
+/// `before_ack`: waiting for the flush, as the application's commits do.
+/// The result handler acks a worker's results once they are applied; a
+/// completion lost after its ack would leave the delivery dispatched until
+/// the timeout sweep retried it, or, on its last attempt, failed it.
+enum class commit_mode { relay_progress, before_ack };
+
+/// The SQL a relay store runs once per connection: its commit mode, and
+/// plans that go by index only (see db_stores.cpp for why). Public so that
+/// a test can check the plans and the commit mode.
+std::string relay_session_settings(commit_mode mode);
+
+/// A connection that reconnects lazily and runs `settings` (SQL) once on
+/// each new connection.
 class pg_session {
 public:
   explicit pg_session(std::string url, std::string settings = {})
@@ -34,10 +47,9 @@ public:
       auto c = pg_connection::connect(url_);
       if (!c)
         return c.error();
-      if (auto err = c->exec_script("relay_session",
-                                    "SET synchronous_commit = off;"
-                                      + settings_))
-        return err;
+      if (!settings_.empty())
+        if (auto err = c->exec_script("relay_session", settings_))
+          return err;
       conn_.emplace(std::move(*c));
     }
     caf::expected<T> result = f(*conn_);
@@ -52,10 +64,6 @@ private:
   std::optional<pg_connection> conn_;
 };
 
-/// What the routing and delivery stores' connections set on top (see
-/// db_stores.cpp for why); public so that a test can check the plans.
-extern const char* const index_only_session_settings;
-
 class db_routing_store : public routing_store {
 public:
   db_routing_store(std::string url, const schema_names& names,
@@ -69,7 +77,9 @@ private:
 
 class db_delivery_store : public delivery_store {
 public:
-  db_delivery_store(std::string url, const schema_names& names);
+  /// The result handler's store commits `before_ack`; the dispatcher's and
+  /// the sweeper's `relay_progress`.
+  db_delivery_store(std::string url, const schema_names& names, commit_mode mode);
   caf::expected<claim_result> claim_batch(const std::string& queue,
                                           int32_t batch_size) override;
   caf::expected<apply_result>

@@ -168,7 +168,7 @@ struct plan_fixture : delivery_fixture {
 CAF_TEST_FIXTURE_SCOPE(query_plan_tests, plan_fixture)
 
 CAF_TEST(result statements find deliveries by key after the table grew) {
-  CAF_REQUIRE(!db.exec_script("settings", index_only_session_settings));
+  CAF_REQUIRE(!db.exec_script("settings", relay_session_settings(commit_mode::relay_progress)));
   apply_small_batches(8);
   grow(30000);
   check_primary_key_plans();
@@ -179,7 +179,7 @@ CAF_TEST(result statements find deliveries by key after the table grew) {
 }
 
 CAF_TEST(routing walks the unrouted index in order after the table grew) {
-  CAF_REQUIRE(!db.exec_script("settings", index_only_session_settings));
+  CAF_REQUIRE(!db.exec_script("settings", relay_session_settings(commit_mode::relay_progress)));
   analyze_with_other_unrouted_events(20000);
   apply_small_batches(8);
   grow(30000);

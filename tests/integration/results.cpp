@@ -1,6 +1,7 @@
 #define CAF_SUITE integration.results
 #include <caf/test/unit_test.hpp>
 
+#include "core/db_stores.hpp"
 #include "tests/integration/delivery_fixture.hpp"
 
 using namespace outbox;
@@ -184,3 +185,17 @@ CAF_TEST(the sweep expires waiting deliveries past their time to live) {
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+// The result handler acks results once they are applied, so its commits
+// must be durable even where the server's default is not; the other relay
+// sessions only record progress and skip the wait.
+CAF_TEST(only the result handler session waits for the WAL flush) {
+  delivery_fixture f;
+  auto commit_setting = [&](commit_mode mode) {
+    must_exec(f.db, "SET synchronous_commit = off");
+    CAF_REQUIRE(!f.db.exec_script("settings", relay_session_settings(mode)));
+    return must_exec(f.db, "SHOW synchronous_commit").text(0, 0);
+  };
+  CAF_CHECK_EQUAL(commit_setting(commit_mode::before_ack), "on");
+  CAF_CHECK_EQUAL(commit_setting(commit_mode::relay_progress), "off");
+}
