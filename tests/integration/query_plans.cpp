@@ -197,6 +197,21 @@ CAF_TEST(routing walks the unrouted index in order after the table grew) {
   CAF_CHECK(!has(coalesce, "Seq Scan on " + names.events));
 }
 
+// Deleting a delivery (prune, forget, an event's cascade) runs this
+// statement for the foreign key superseded_by, once per deleted row, in the
+// operator's session with default settings: a full scan each time made
+// pruning 50,000 deliveries take 107 s.
+CAF_TEST(deleting a delivery finds the ones naming it by index) {
+  grow(30000);
+  must_exec(db, "ANALYZE " + names.deliveries);
+  auto clear = plan_text(must_exec(db, "EXPLAIN UPDATE ONLY " + names.deliveries
+                                         + " SET superseded_by = NULL"
+                                           " WHERE 5 = superseded_by"));
+  CAF_MESSAGE("plan of the foreign key's action:\n" << clear);
+  CAF_CHECK(has(clear, names.deliveries + "_superseded_by_idx"));
+  CAF_CHECK(!has(clear, "Seq Scan"));
+}
+
 // Shows that the tests above can fail: the same steps without the sessions'
 // settings keep the plans made for the small tables.
 CAF_TEST(generic plans made on the small tables keep scanning them) {
