@@ -1,6 +1,39 @@
 #include "tools/cli_config.hpp"
 
+#include <caf/config_value.hpp>
+#include <caf/pec.hpp>
+
+#include "core/errors.hpp"
+
 namespace outbox {
+
+namespace {
+
+// CAF reports a bad flag as, e.g., parser_error(not_an_option, ({"argument"
+// = "--bogus"})): say it in words, naming the argument.
+std::string describe_parse_error(const caf::error& err) {
+  if (err.category() != caf::atom("parser"))
+    return render(err);
+  std::string arg;
+  if (err.context().match_elements<caf::config_value::dictionary>()) {
+    auto& dict = err.context().get_as<caf::config_value::dictionary>(0);
+    if (auto i = dict.find("argument"); i != dict.end())
+      if (auto str = caf::get_if<std::string>(&i->second))
+        arg = *str;
+  }
+  if (arg.empty())
+    return render(err);
+  switch (static_cast<caf::pec>(err.code())) {
+    case caf::pec::not_an_option:
+      return arg + ": no such option (see --help)";
+    case caf::pec::missing_argument:
+      return arg + ": needs a value";
+    default:
+      return arg + ": not a valid value for this option";
+  }
+}
+
+} // namespace
 
 std::string cli_config::parse_args(int argc, char** argv) {
   // CAF stops at the first positional argument (verbs such as "migrate"),
@@ -28,7 +61,7 @@ std::string cli_config::parse_args(int argc, char** argv) {
   }
   opts.insert(opts.end(), positionals.begin(), positionals.end());
   if (auto err = parse(std::move(opts)))
-    return render(err);
+    return describe_parse_error(err);
   return {};
 }
 

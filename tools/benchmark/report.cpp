@@ -35,7 +35,8 @@ std::string report::table() const {
                  const std::string& target = "") {
     std::string n = name, v = value;
     n.resize(42, ' ');
-    v.resize(26, ' ');
+    if (v.size() < 26) // a long value (the drain's tenths) is not cut
+      v.resize(26, ' ');
     out << n << v << target << "\n";
   };
   row("A  producers only (events/s)", fmt("%.0f", baseline_a));
@@ -80,6 +81,10 @@ std::string report::table() const {
         "last/first " + fmt("%.2f", drain_ratio) + " >= 0.80 "
           + verdict(drain_ratio >= 0.8));
     row("backlog drain overall (deliveries/s)", fmt("%.0f", drain_total));
+    std::string tenths;
+    for (auto r : drain_tenths)
+      tenths += (tenths.empty() ? "" : " ") + fmt("%.0f", r);
+    row("  by tenths", tenths);
     row("outboxd peak RSS in the drain (MiB)", fmt("%.1f", backlog_rss_mib),
         "<= 64 " + verdict(backlog_rss_mib <= 64));
   }
@@ -135,6 +140,11 @@ std::string report::json() const {
   num("drainFirst10PerS", drain_first);
   num("drainLast10PerS", drain_last);
   num("drainOverallPerS", drain_total);
+  w.Key("drainTenthsPerS");
+  w.StartArray();
+  for (auto r : drain_tenths)
+    w.Double(r);
+  w.EndArray();
   num("drainPeakRssMiB", backlog_rss_mib);
   auto groups = [&](const char* k, const std::map<std::string, double>& m) {
     w.Key(k);

@@ -28,6 +28,9 @@ struct report {
   std::array<double, 3> published_split_ms{};
   double peak_rss_mib = 0, cpu_per_1000 = 0;
   double drain_first = 0, drain_last = 0, drain_total = 0;
+  /// Deliveries/s in each tenth of the drain, in order: whether the cost
+  /// grows with the drain, or one tenth stands out.
+  std::vector<double> drain_tenths;
   double backlog_rss_mib = 0;
   /// CPU seconds per 1,000 events, per process group and "machine"
   /// (tools/benchmark/machine_cpu.hpp), in A and in the pipeline.
