@@ -76,6 +76,16 @@ int child_process::stop() {
   return wait(30);
 }
 
+bool child_process::exited() {
+  if (pid_ <= 0)
+    return true;
+  int st = 0;
+  if (waitpid(pid_, &st, WNOHANG) != pid_)
+    return false;
+  pid_ = -1;
+  return true;
+}
+
 double child_process::peak_rss_mib() const {
   std::ifstream in{"/proc/" + std::to_string(pid_) + "/status"};
   std::string line;

@@ -29,6 +29,9 @@ public:
   /// SIGTERM, then SIGKILL after 30 s; returns the exit status as wait().
   int stop();
 
+  /// Whether it has exited (it is reaped then: stop() and wait() return -1).
+  bool exited();
+
   /// Peak resident set size in MiB (VmHWM).
   double peak_rss_mib() const;
 

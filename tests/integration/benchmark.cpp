@@ -100,3 +100,16 @@ CAF_TEST(a broker that cannot be reached fails the run and leaves no tables) {
   CAF_CHECK_NOT_EQUAL(r.second.find("cannot connect to the broker"), std::string::npos);
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
+
+CAF_TEST(a relay that exits ends the run at once and leaves no tables) {
+  auto tables_before = bench_tables();
+  // /bin/false stands in for an outboxd that cannot start (a port in use,
+  // a broken build): nothing would ever complete.
+  auto r = run_command(std::string{OUTBOX_BENCH_PATH} + " --outboxd /bin/false"
+                       + " --database-url '" + database_url() + "' --amqp-url '"
+                       + amqp_url()
+                       + "' --events 100 --latency-events 10 --backlog 0");
+  CAF_CHECK_EQUAL(r.first, 1);
+  CAF_CHECK_NOT_EQUAL(r.second.find("outboxd exited during the run"), std::string::npos);
+  CAF_CHECK_EQUAL(bench_tables(), tables_before);
+}

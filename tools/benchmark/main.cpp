@@ -151,13 +151,15 @@ void write_config(const bench_config& o, setup& s) {
 // extra dispatcher processes when asked.
 struct relay {
   std::vector<std::unique_ptr<child_process>> procs;
+  std::vector<std::string> logs;
 
   relay(const bench_config& o, const setup& s, const std::string& tag) {
     auto port = std::to_string(20000 + getpid() % 20000);
     auto log = "/tmp/" + s.prefix + tag;
     auto start = [&](std::vector<std::string> args, const std::string& name) {
       args.insert(args.begin(), {"--config", s.config_path, "--log-level", "warn"});
-      procs.push_back(std::make_unique<child_process>(o.outboxd, args, log + name + ".log"));
+      logs.push_back(log + name + ".log");
+      procs.push_back(std::make_unique<child_process>(o.outboxd, args, logs.back()));
     };
     if (o.cluster == "three") {
       start({"--roles", "status", "--listen", port}, "status");
@@ -170,6 +172,13 @@ struct relay {
     for (int64_t d = 1; d < o.dispatchers; ++d)
       start({"--roles", "dispatcher", "--join", port}, "dispatch" + std::to_string(d));
     std::this_thread::sleep_for(std::chrono::seconds{1});
+  }
+
+  /// Ends the run when a node of the relay is gone: nothing would complete.
+  void check() {
+    for (size_t i = 0; i < procs.size(); ++i)
+      if (procs[i]->exited())
+        die("outboxd exited during the run (its log: " + logs[i] + ")");
   }
 
   double peak_rss_mib() const {
@@ -229,7 +238,8 @@ int64_t count_where(pg_connection& db, const setup& s, const std::string& cond) 
 // counting the completed rows every 100 ms read the whole deliveries table
 // each time, a cost that grew with the table and slowed the drain it
 // measured. Once nothing is open, the count must be n, or the run failed.
-void await_completed(pg_connection& watch, const setup& s, int64_t n) {
+void await_completed(pg_connection& watch, const setup& s, int64_t n,
+                     relay& r) {
   auto until = std::chrono::steady_clock::now() + std::chrono::minutes{20};
   auto open_sql = "SELECT EXISTS (SELECT 1 FROM " + s.names.events
                   + " WHERE routed_at IS NULL) OR EXISTS (SELECT 1 FROM "
@@ -238,6 +248,7 @@ void await_completed(pg_connection& watch, const setup& s, int64_t n) {
                     " OR EXISTS (SELECT 1 FROM " + s.names.deliveries
                   + " WHERE status = 'dispatched' AND delivery_timeout_at IS NOT NULL)";
   for (;;) {
+    r.check();
     auto open = must(watch.exec("open", open_sql), "watching the relay");
     if (open.text(0, 0) == "f") {
       auto done = count_where(watch, s, "status = 'completed'");
@@ -370,7 +381,7 @@ int run(const bench_config& o) {
     auto p = produce(o.database_url, s.names, "bench.event", s.payload,
                      static_cast<int>(o.producers), o.events, 0);
     rep.producers_in_pipeline = p.commits.size() / p.seconds;
-    await_completed(watch, s, o.events * o.routes);
+    await_completed(watch, s, o.events * o.routes, r);
     auto used = cpu_between(cpu_start, sample_cpu());
     rep.pipeline_cpu_per_1000 = per_1000(used, o.events);
     rep.pipeline_busy = used["machine"]
@@ -398,7 +409,7 @@ int run(const bench_config& o) {
     std::cerr << "latency: " << o.latency_events << " events at " << rate << "/s\n";
     auto l = produce(o.database_url, s.names, "bench.event", s.payload,
                      static_cast<int>(o.producers), o.latency_events, rate);
-    await_completed(watch, s, (o.events + o.latency_events) * o.routes);
+    await_completed(watch, s, (o.events + o.latency_events) * o.routes, r);
     rep.latency_rate = rate;
     // Per event: completed, routed and (last) dispatched, as the database
     // saw them (one clock: the servers run on this machine).
@@ -463,7 +474,7 @@ int run(const bench_config& o) {
     relay r{o, s, "backlog"};
     workers w{o, s};
     std::cerr << "backlog: draining\n";
-    await_completed(watch, s, before + o.backlog);
+    await_completed(watch, s, before + o.backlog, r);
     auto rows = must(db.exec("drain", "SELECT extract(epoch FROM completed_at) FROM "
                                       + s.names.deliveries + " WHERE job = 'BenchJob0'"
                                       " AND event_id > (SELECT max(event_id) FROM "
