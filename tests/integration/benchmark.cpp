@@ -80,6 +80,11 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
   CAF_CHECK_EQUAL(cluster.first, 2);
   CAF_CHECK_NOT_EQUAL(cluster.second.find("--cluster = \"two\": must be one or three"),
                       std::string::npos);
+  auto fraction = bench("--rate-fraction 0");
+  CAF_CHECK_EQUAL(fraction.first, 2);
+  CAF_CHECK_NOT_EQUAL(
+    fraction.second.find("--rate-fraction = 0: must be above 0 and at most 1"),
+    std::string::npos);
   auto linger = bench("--router-linger-ms 5000");
   CAF_CHECK_EQUAL(linger.first, 2);
   CAF_CHECK_NOT_EQUAL(linger.second.find("routerLingerMs = 5000"), std::string::npos);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <mutex>
 #include <thread>
@@ -105,9 +106,11 @@ std::string knob_problem(const bench_config& o) {
         at_least("latency-events", o.latency_events, 10)})
     if (!problem.empty())
       return problem;
-  if (!(o.rate_fraction > 0 && o.rate_fraction <= 1))
-    return "--rate-fraction = " + std::to_string(o.rate_fraction)
-           + ": must be above 0 and at most 1";
+  if (!(o.rate_fraction > 0 && o.rate_fraction <= 1)) {
+    std::ostringstream fraction;
+    fraction << o.rate_fraction;
+    return "--rate-fraction = " + fraction.str() + ": must be above 0 and at most 1";
+  }
   if (o.cluster != "one" && o.cluster != "three")
     return "--cluster = \"" + o.cluster + "\": must be one or three";
   return {};
@@ -259,8 +262,8 @@ void await_completed(pg_connection& watch, const setup& s, int64_t n,
       auto done = count_where(watch, s, "status = 'completed'");
       if (done >= n)
         return;
-      die(std::to_string(n - done) + " deliveries did not complete (see "
-          "outboxctl failed)");
+      die(std::to_string(n - done) + " deliveries ended without completing"
+          " (failed or expired)");
     }
     if (std::chrono::steady_clock::now() > until)
       die("deliveries did not complete within 20 minutes");
