@@ -93,6 +93,13 @@ std::string report::table() const {
     for (auto r : drain_tenths)
       tenths += (tenths.empty() ? "" : " ") + fmt("%.0f", r);
     row("  by tenths", tenths);
+    if (warm_drain_first > 0) {
+      std::string warm;
+      for (auto r : warm_drain_tenths)
+        warm += (warm.empty() ? "" : " ") + fmt("%.0f", r);
+      row("again, relay already running: by tenths", warm);
+      row("  last/first", ratio_text(warm_drain_last / warm_drain_first));
+    }
     row("outboxd peak RSS in the drain (MiB)", fmt("%.1f", backlog_rss_mib),
         "<= 64 " + verdict(backlog_rss_mib <= 64));
   }
@@ -148,11 +155,17 @@ std::string report::json() const {
   num("drainFirst10PerS", drain_first);
   num("drainLast10PerS", drain_last);
   num("drainOverallPerS", drain_total);
-  w.Key("drainTenthsPerS");
-  w.StartArray();
-  for (auto r : drain_tenths)
-    w.Double(r);
-  w.EndArray();
+  auto array = [&](const char* k, const std::vector<double>& v) {
+    w.Key(k);
+    w.StartArray();
+    for (auto x : v)
+      w.Double(x);
+    w.EndArray();
+  };
+  array("drainTenthsPerS", drain_tenths);
+  num("warmDrainFirst10PerS", warm_drain_first);
+  num("warmDrainLast10PerS", warm_drain_last);
+  array("warmDrainTenthsPerS", warm_drain_tenths);
   num("drainPeakRssMiB", backlog_rss_mib);
   auto groups = [&](const char* k, const std::map<std::string, double>& m) {
     w.Key(k);

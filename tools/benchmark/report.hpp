@@ -31,6 +31,9 @@ struct report {
   /// Deliveries/s in each tenth of the drain, in order: whether the cost
   /// grows with the drain, or one tenth stands out.
   std::vector<double> drain_tenths;
+  /// The same for a second backlog, drained by the relay already running.
+  double warm_drain_first = 0, warm_drain_last = 0;
+  std::vector<double> warm_drain_tenths;
   double backlog_rss_mib = 0;
   /// CPU seconds per 1,000 events, per process group and "machine"
   /// (tools/benchmark/machine_cpu.hpp), in A and in the pipeline.
