@@ -19,6 +19,7 @@
 
 #include "core/amqp_client.hpp"
 #include "core/config.hpp"
+#include "core/db_stores.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
 #include "core/migrations.hpp"
@@ -304,11 +305,6 @@ void insert_backlog(pg_connection& db, const setup& s, int64_t n,
   }
 }
 
-struct drain_figures {
-  std::vector<double> tenths;
-  double first = 0, last = 0, overall = 0;
-};
-
 // Deliveries/s of the last `n` deliveries made, by their completion times.
 drain_figures drain_rates(pg_connection& db, const setup& s, int64_t n) {
   auto rows = must(db.exec("drain", "SELECT extract(epoch FROM completed_at) FROM "
@@ -323,8 +319,6 @@ drain_figures drain_rates(pg_connection& db, const setup& s, int64_t n) {
   drain_figures out;
   for (int k = 0; k < 10; ++k)
     out.tenths.push_back(rate_between(times, k / 10.0, (k + 1) / 10.0));
-  out.first = rate_between(times, 0.0, 0.1);
-  out.last = rate_between(times, 0.9, 1.0);
   out.overall = rate_between(times, 0.0, 1.0);
   return out;
 }
@@ -368,8 +362,7 @@ int run(const bench_config& o) {
   must(migrate(db, s.names), "migrating");
   // Watches for the end of each phase by index only (see await_completed).
   auto watch = must(pg_connection::connect(o.database_url), "database");
-  if (auto err = watch.exec_script("watch_settings", "SET enable_seqscan = off;"
-                                                     " SET enable_bitmapscan = off"))
+  if (auto err = watch.exec_script("watch_settings", index_only_plan_settings))
     die("database: " + render(err));
   report rep;
   rep.knobs = {{"events", o.events},   {"producers", o.producers},
@@ -521,11 +514,7 @@ int run(const bench_config& o) {
     relay r{o, s, "backlog"};
     std::cerr << "backlog: draining\n";
     await_completed(watch, s, before + o.backlog, r);
-    auto fresh = drain_rates(db, s, o.backlog);
-    rep.drain_tenths = fresh.tenths;
-    rep.drain_first = fresh.first;
-    rep.drain_last = fresh.last;
-    rep.drain_total = fresh.overall;
+    rep.drain = drain_rates(db, s, o.backlog);
     // The same again for the relay and worker that are running now, as
     // when the broker comes back after an outage: the backlog is made
     // whole first and becomes ready at one moment.
@@ -536,10 +525,7 @@ int run(const bench_config& o) {
     insert_backlog(db, s, o.backlog, ready_in);
     must(db.exec("checkpoint", "CHECKPOINT"), "checkpoint");
     await_completed(watch, s, before + o.backlog, r);
-    auto warm = drain_rates(db, s, o.backlog);
-    rep.warm_drain_tenths = warm.tenths;
-    rep.warm_drain_first = warm.first;
-    rep.warm_drain_last = warm.last;
+    rep.warm_drain = drain_rates(db, s, o.backlog);
     rep.backlog_rss_mib = r.peak_rss_mib();
   }
 

@@ -28,12 +28,18 @@ std::string ratio_text(double r) {
   return fmt("%.2f", std::floor(r * 100) / 100);
 }
 
+std::string tenths_text(const drain_figures& d) {
+  std::string out;
+  for (auto r : d.tenths)
+    out += (out.empty() ? "" : " ") + fmt("%.0f", r);
+  return out;
+}
+
 } // namespace
 
 std::string report::table() const {
   std::ostringstream out;
   double ratio = baseline_a > 0 ? completed_events_per_s / baseline_a : 0;
-  double drain_ratio = drain_first > 0 ? drain_last / drain_first : 0;
   out << "\nknobs:";
   for (auto& [k, v] : knobs)
     out << " " << k << "=" << v;
@@ -83,22 +89,16 @@ std::string report::table() const {
   row("outboxd peak RSS (MiB)", fmt("%.1f", peak_rss_mib),
       "<= 64 " + verdict(peak_rss_mib <= 64));
   row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", cpu_per_1000));
-  if (drain_first > 0) {
-    row("backlog drain first 10% (deliveries/s)", fmt("%.0f", drain_first));
-    row("backlog drain last 10% (deliveries/s)", fmt("%.0f", drain_last),
-        "last/first " + ratio_text(drain_ratio) + " >= 0.80 "
-          + verdict(drain_ratio >= 0.8));
-    row("backlog drain overall (deliveries/s)", fmt("%.0f", drain_total));
-    std::string tenths;
-    for (auto r : drain_tenths)
-      tenths += (tenths.empty() ? "" : " ") + fmt("%.0f", r);
-    row("  by tenths", tenths);
-    if (warm_drain_first > 0) {
-      std::string warm;
-      for (auto r : warm_drain_tenths)
-        warm += (warm.empty() ? "" : " ") + fmt("%.0f", r);
-      row("again, relay already running: by tenths", warm);
-      row("  last/first", ratio_text(warm_drain_last / warm_drain_first));
+  if (drain.first() > 0) {
+    row("backlog drain first 10% (deliveries/s)", fmt("%.0f", drain.first()));
+    row("backlog drain last 10% (deliveries/s)", fmt("%.0f", drain.last()),
+        "last/first " + ratio_text(drain.ratio()) + " >= 0.80 "
+          + verdict(drain.ratio() >= 0.8));
+    row("backlog drain overall (deliveries/s)", fmt("%.0f", drain.overall));
+    row("  by tenths", tenths_text(drain));
+    if (warm_drain.first() > 0) {
+      row("again, relay already running: by tenths", tenths_text(warm_drain));
+      row("  last/first", ratio_text(warm_drain.ratio()));
     }
     row("outboxd peak RSS in the drain (MiB)", fmt("%.1f", backlog_rss_mib),
         "<= 64 " + verdict(backlog_rss_mib <= 64));
@@ -152,9 +152,9 @@ std::string report::json() const {
   w.EndObject();
   num("outboxdPeakRssMiB", peak_rss_mib);
   num("outboxdCpuSecondsPer1000", cpu_per_1000);
-  num("drainFirst10PerS", drain_first);
-  num("drainLast10PerS", drain_last);
-  num("drainOverallPerS", drain_total);
+  num("drainFirst10PerS", drain.first());
+  num("drainLast10PerS", drain.last());
+  num("drainOverallPerS", drain.overall);
   auto array = [&](const char* k, const std::vector<double>& v) {
     w.Key(k);
     w.StartArray();
@@ -162,10 +162,10 @@ std::string report::json() const {
       w.Double(x);
     w.EndArray();
   };
-  array("drainTenthsPerS", drain_tenths);
-  num("warmDrainFirst10PerS", warm_drain_first);
-  num("warmDrainLast10PerS", warm_drain_last);
-  array("warmDrainTenthsPerS", warm_drain_tenths);
+  array("drainTenthsPerS", drain.tenths);
+  num("warmDrainFirst10PerS", warm_drain.first());
+  num("warmDrainLast10PerS", warm_drain.last());
+  array("warmDrainTenthsPerS", warm_drain.tenths);
   num("drainPeakRssMiB", backlog_rss_mib);
   auto groups = [&](const char* k, const std::map<std::string, double>& m) {
     w.Key(k);

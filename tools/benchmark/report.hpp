@@ -11,6 +11,16 @@
 
 namespace outbox::bench {
 
+/// Deliveries/s of a drain in each tenth, in order (whether the cost grows
+/// with the drain, or one tenth stands out), and overall.
+struct drain_figures {
+  std::vector<double> tenths;
+  double overall = 0;
+  double first() const { return tenths.empty() ? 0 : tenths.front(); }
+  double last() const { return tenths.empty() ? 0 : tenths.back(); }
+  double ratio() const { return first() > 0 ? last() / first() : 0; }
+};
+
 struct report {
   std::vector<std::pair<std::string, int64_t>> knobs;
   std::string cluster;
@@ -27,13 +37,9 @@ struct report {
   /// times) and dispatched→received by the worker.
   std::array<double, 3> published_split_ms{};
   double peak_rss_mib = 0, cpu_per_1000 = 0;
-  double drain_first = 0, drain_last = 0, drain_total = 0;
-  /// Deliveries/s in each tenth of the drain, in order: whether the cost
-  /// grows with the drain, or one tenth stands out.
-  std::vector<double> drain_tenths;
-  /// The same for a second backlog, drained by the relay already running.
-  double warm_drain_first = 0, warm_drain_last = 0;
-  std::vector<double> warm_drain_tenths;
+  /// A backlog drained by an outboxd started on it, and a second one by
+  /// the same outboxd, already running (as after a broker outage).
+  drain_figures drain, warm_drain;
   double backlog_rss_mib = 0;
   /// CPU seconds per 1,000 events, per process group and "machine"
   /// (tools/benchmark/machine_cpu.hpp), in A and in the pipeline.
