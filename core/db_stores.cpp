@@ -23,11 +23,14 @@ namespace outbox {
 // more CPU per delivery than the cached plans the index-only settings make
 // safe. Each statement has an index that fits (primary key, ready, timeout,
 // expiry); tests/integration/query_plans checks them.
+const char* const index_only_plan_settings
+  = "SET enable_seqscan = off; SET enable_bitmapscan = off";
+
 std::string relay_session_settings(commit_mode mode) {
   std::string commit = mode == commit_mode::relay_progress
                          ? "SET synchronous_commit = off; "
                          : "SET synchronous_commit = on; ";
-  return commit + "SET enable_seqscan = off; SET enable_bitmapscan = off";
+  return commit + index_only_plan_settings;
 }
 
 db_routing_store::db_routing_store(std::string url, const schema_names& names,

@@ -26,9 +26,12 @@ namespace outbox {
 /// the timeout sweep retried it, or, on its last attempt, failed it.
 enum class commit_mode { relay_progress, before_ack };
 
-/// The SQL a relay store runs once per connection: its commit mode, and
-/// plans that go by index only (see db_stores.cpp for why). Public so that
-/// a test can check the plans and the commit mode.
+/// Plans that go by index only (see db_stores.cpp for why).
+extern const char* const index_only_plan_settings;
+
+/// The SQL a relay store runs once per connection: its commit mode and
+/// index_only_plan_settings. Public so that a test can check the plans and
+/// the commit mode.
 std::string relay_session_settings(commit_mode mode);
 
 /// A connection that reconnects lazily and runs `settings` (SQL) once on
