@@ -19,10 +19,22 @@ using namespace outbox::testing;
 
 namespace {
 
-std::pair<int, std::string> bench(const std::string& args) {
-  return run_command(std::string{OUTBOX_BENCH_PATH} + " --outboxd " + OUTBOXD_PATH
+/// Runs outbox_bench against the test servers; `outboxd` and `broker`
+/// stand in for the real ones where a test needs them to fail.
+std::pair<int, std::string> bench(const std::string& args,
+                                  const std::string& outboxd = OUTBOXD_PATH,
+                                  const std::string& broker = amqp_url()) {
+  return run_command(std::string{OUTBOX_BENCH_PATH} + " --outboxd " + outboxd
                      + " --database-url '" + database_url() + "' --amqp-url '"
-                     + amqp_url() + "' " + args);
+                     + broker + "' " + args);
+}
+
+/// Checks that the run ended with `status` and said `text`.
+void check_ends(const std::pair<int, std::string>& run, int status,
+                const std::string& text) {
+  CAF_MESSAGE("expecting exit status " << status << " and: " << text);
+  CAF_CHECK_EQUAL(run.first, status);
+  CAF_CHECK_NOT_EQUAL(run.second.find(text), std::string::npos);
 }
 
 int64_t bench_tables() {
@@ -76,37 +88,20 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
 
 CAF_TEST(bad knobs are refused by name before anything is made) {
   auto tables_before = bench_tables();
-  auto few = bench("--events 5");
-  CAF_CHECK_EQUAL(few.first, 2);
-  CAF_CHECK_NOT_EQUAL(few.second.find("--events = 5: must be at least 100"),
-                      std::string::npos);
-  auto cluster = bench("--cluster two");
-  CAF_CHECK_EQUAL(cluster.first, 2);
-  CAF_CHECK_NOT_EQUAL(cluster.second.find("--cluster = \"two\": must be one or three"),
-                      std::string::npos);
-  auto fraction = bench("--rate-fraction 0");
-  CAF_CHECK_EQUAL(fraction.first, 2);
-  CAF_CHECK_NOT_EQUAL(
-    fraction.second.find("--rate-fraction = 0: must be above 0 and at most 1"),
-    std::string::npos);
-  auto linger = bench("--router-linger-ms 5000");
-  CAF_CHECK_EQUAL(linger.first, 2);
-  CAF_CHECK_NOT_EQUAL(linger.second.find("routerLingerMs = 5000"), std::string::npos);
-  auto unknown = bench("--no-such-knob 1");
-  CAF_CHECK_EQUAL(unknown.first, 2);
-  CAF_CHECK_NOT_EQUAL(unknown.second.find("--no-such-knob: no such option"),
-                      std::string::npos);
+  check_ends(bench("--events 5"), 2, "--events = 5: must be at least 100");
+  check_ends(bench("--cluster two"), 2, "--cluster = \"two\": must be one or three");
+  check_ends(bench("--rate-fraction 0"), 2,
+             "--rate-fraction = 0: must be above 0 and at most 1");
+  check_ends(bench("--router-linger-ms 5000"), 2, "routerLingerMs = 5000");
+  check_ends(bench("--no-such-knob 1"), 2, "--no-such-knob: no such option");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
 
 CAF_TEST(a broker that cannot be reached fails the run and leaves no tables) {
   auto tables_before = bench_tables();
-  auto r = run_command(std::string{OUTBOX_BENCH_PATH} + " --outboxd " + OUTBOXD_PATH
-                       + " --database-url '" + database_url()
-                       + "' --amqp-url amqp://guest:guest@127.0.0.1:1/"
-                         " --events 100 --latency-events 10 --backlog 0");
-  CAF_CHECK_EQUAL(r.first, 1);
-  CAF_CHECK_NOT_EQUAL(r.second.find("cannot connect to the broker"), std::string::npos);
+  check_ends(bench("--events 100 --latency-events 10 --backlog 0", OUTBOXD_PATH,
+                   "amqp://guest:guest@127.0.0.1:1/"),
+             1, "cannot connect to the broker");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
 
@@ -114,11 +109,7 @@ CAF_TEST(a relay that exits ends the run at once and leaves no tables) {
   auto tables_before = bench_tables();
   // /bin/false stands in for an outboxd that cannot start (a port in use,
   // a broken build): nothing would ever complete.
-  auto r = run_command(std::string{OUTBOX_BENCH_PATH} + " --outboxd /bin/false"
-                       + " --database-url '" + database_url() + "' --amqp-url '"
-                       + amqp_url()
-                       + "' --events 100 --latency-events 10 --backlog 0");
-  CAF_CHECK_EQUAL(r.first, 1);
-  CAF_CHECK_NOT_EQUAL(r.second.find("outboxd exited during the run"), std::string::npos);
+  check_ends(bench("--events 100 --latency-events 10 --backlog 0", "/bin/false"), 1,
+             "outboxd exited during the run");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
