@@ -41,6 +41,10 @@ using status_atom = caf::atom_constant<caf::atom("status")>;
 using lifecycle_atom = caf::atom_constant<caf::atom("lifecycle")>;
 /// The node agent's timer: forward metrics, or try to reach the status node.
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
+/// The node hands the router its NOTIFY listener.
+using listener_atom = caf::atom_constant<caf::atom("listener")>;
+/// Whether the router wants NOTIFY wake-ups (router → listener).
+using listen_atom = caf::atom_constant<caf::atom("listen")>;
 
 // -- actors that run passes ---------------------------------------------------
 
@@ -55,9 +59,11 @@ struct dispatcher_entry {
   pass_actor dispatcher;
 };
 
-/// The router also learns the cluster's dispatchers, to wake them.
+/// The router also learns the cluster's dispatchers, to wake them, and its
+/// NOTIFY listener, to tell it when wake-ups are needed (listen_demand.hpp).
 using router_actor
-  = pass_actor::extend<caf::reacts_to<peers_atom, std::vector<dispatcher_entry>>>;
+  = pass_actor::extend<caf::reacts_to<peers_atom, std::vector<dispatcher_entry>>,
+                       caf::reacts_to<listener_atom, caf::actor>>;
 
 /// What an actor reports after each pass. `last_error` is the rendering of
 /// one of our own errors (category, code, context), never a server's text.

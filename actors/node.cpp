@@ -109,9 +109,11 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
                                           router_settings, n->agent_,
                                           cfg.deliver_immediately);
     info.actors.push_back({"router", "router", "", n->router_});
-    if (!opts.once && cfg.deliver_immediately)
+    if (!opts.once && cfg.deliver_immediately) {
       n->listener_ = sys.spawn(notify_listener, cfg.database_url,
                                cfg.names.notify_channel(), n->router_);
+      caf::anon_send(n->router_, listener_atom::value, n->listener_);
+    }
   }
   if (opts.has("sweeper")) {
     auto s = sys.spawn<caf::detached>(sweeper,

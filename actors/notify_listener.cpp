@@ -13,18 +13,37 @@ void notify_listener(caf::blocking_actor* self, std::string database_url,
                      std::string channel, router_actor router) {
   using namespace std::chrono;
   bool running = true;
+  bool wanted = true; // the router's demand (listen_demand.hpp)
   std::optional<pg_listener> listener;
   int failures = 0;
   auto poll_mailbox = [&](milliseconds wait) {
     self->receive([&](caf::exit_msg& em) {
       running = false;
       self->fail_state(std::move(em.reason));
+    }, [&](listen_atom, bool want) {
+      wanted = want;
     }, caf::after(wait) >> [] {});
   };
   while (running) {
     poll_mailbox(milliseconds{0});
     if (!running)
       break;
+    if (!wanted) {
+      // The router passes by itself: stop the notifications, then wait
+      // for the router's next word instead of the socket's.
+      if (listener && !listener->paused() && listener->pause())
+        listener.reset();
+      poll_mailbox(milliseconds{200});
+      continue;
+    }
+    if (listener && listener->paused()) {
+      if (listener->resume()) {
+        listener.reset();
+        continue;
+      }
+      // Events may have committed while nobody listened.
+      self->send(router, wake_atom::value);
+    }
     if (!listener) {
       auto l = pg_listener::listen(database_url, channel);
       if (!l) {

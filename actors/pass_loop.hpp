@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,6 +82,10 @@ struct pass_state {
   bool pass_queued = false; ///< an immediate pass waits in the mailbox
   bool lingering = false;   ///< the next pass is armed: wake-ups wait for it
   int failures = 0;
+  /// Called after each self-driven pass with whether the next pass comes
+  /// without a wake-up (a full batch or a linger); the router's listener
+  /// demand hangs here.
+  std::function<void(bool self_paced)> after_pass;
   static const char* name;
 };
 
@@ -107,6 +112,8 @@ pass_outcome run_pass(Self* self) {
     st.lingering = lingers(out, st.settings);
     if (st.lingering)
       delay = std::min(delay, st.settings.linger);
+    if (st.after_pass)
+      st.after_pass(!out.error && (out.more || out.again || st.lingering));
     if (delay.count() == 0) {
       st.pass_queued = true;
       self->send(self, pass_atom::value, token);

@@ -3,6 +3,7 @@
 #include <functional>
 #include <set>
 
+#include "actors/listen_demand.hpp"
 #include "core/logging.hpp"
 
 namespace outbox {
@@ -79,10 +80,21 @@ router(router_actor::stateful_pointer<pass_state> self,
       self->send(d, wake_atom::value);
   };
   auto role = std::make_shared<router_role>(std::move(store), batch_size, wake);
+  auto listener = std::make_shared<caf::actor>();
+  auto demand = std::make_shared<listen_demand>(listener_pause_after_passes);
+  self->state.after_pass = [listener, demand](bool self_paced) {
+    if (auto wanted = demand->after_pass(self_paced); wanted && *listener)
+      caf::anon_send(*listener, listen_atom::value, *wanted);
+  };
   return pass_behavior<router_actor>(
     self, role, identity("router"), settings, std::move(agent),
     [directory](peers_atom, std::vector<dispatcher_entry>& peers) {
       directory->cluster = std::move(peers);
+    },
+    [listener, demand](listener_atom, caf::actor& l) {
+      *listener = std::move(l);
+      if (!demand->wanted())
+        caf::anon_send(*listener, listen_atom::value, false);
     });
 }
 

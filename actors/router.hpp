@@ -10,10 +10,18 @@
 
 namespace outbox {
 
+/// Passes in a row that came without a wake-up (full batches, lingers:
+/// about 100 ms at the default linger of 5 ms) after which the router tells
+/// its listener to stop listening; the next pass that waits for work tells
+/// it to listen again (listen_demand.hpp).
+constexpr int listener_pause_after_passes = 20;
+
 /// Spawn with caf::detached when `store` is the database.
 /// `local` are the dispatchers of this node; the status actor adds the
 /// cluster's through peers messages. With `wake_dispatchers` false
 /// (deliverImmediately: false) the dispatchers are left to their timers.
+/// A listener handed over by a listener_atom message gets listen_atom
+/// messages with the router's demand for wake-ups.
 router_actor::behavior_type
 router(router_actor::stateful_pointer<pass_state> self,
        std::shared_ptr<routing_store> store, int32_t batch_size,

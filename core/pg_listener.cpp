@@ -13,10 +13,26 @@ caf::expected<pg_listener> pg_listener::listen(const std::string& url,
   auto conn = pg_connection::connect(url);
   if (!conn)
     return conn.error();
-  if (auto err = conn->exec_script("listen",
-                                   "LISTEN " + conn->quote_identifier(channel)))
+  pg_listener out{std::move(*conn), channel};
+  if (auto err = out.resume())
     return err;
-  return pg_listener{std::move(*conn)};
+  return out;
+}
+
+caf::error pg_listener::pause() {
+  if (auto err = conn_.exec_script("unlisten",
+                                   "UNLISTEN " + conn_.quote_identifier(channel_)))
+    return err;
+  paused_ = true;
+  return caf::none;
+}
+
+caf::error pg_listener::resume() {
+  if (auto err = conn_.exec_script("listen",
+                                   "LISTEN " + conn_.quote_identifier(channel_)))
+    return err;
+  paused_ = false;
+  return caf::none;
 }
 
 caf::expected<int> pg_listener::wait(std::chrono::milliseconds timeout) {

@@ -1,5 +1,6 @@
 // LISTEN on a channel over a connection of its own, and wait for
-// notifications with a timeout (the router wakes on event inserts).
+// notifications with a timeout (the router wakes on event inserts). The
+// listening can stop and start again on the same connection.
 #pragma once
 
 #include <chrono>
@@ -22,9 +23,21 @@ public:
   /// timeout). errc::database_unavailable once the connection broke.
   caf::expected<int> wait(std::chrono::milliseconds timeout);
 
+  /// UNLISTEN: PostgreSQL stops signalling this session on every commit
+  /// that notifies. A notification already received may still be read.
+  caf::error pause();
+
+  /// LISTEN again. Whatever committed while paused sent no notification.
+  caf::error resume();
+
+  bool paused() const { return paused_; }
+
 private:
-  explicit pg_listener(pg_connection conn) : conn_(std::move(conn)) {}
+  pg_listener(pg_connection conn, std::string channel)
+    : conn_(std::move(conn)), channel_(std::move(channel)) {}
   pg_connection conn_;
+  std::string channel_;
+  bool paused_ = false;
 };
 
 } // namespace outbox

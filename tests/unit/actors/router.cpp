@@ -17,6 +17,21 @@ routing_result routed(int64_t events, std::map<std::string, int64_t> per_queue) 
   return r;
 }
 
+/// A NOTIFY listener stand-in: keeps what the router says it wants.
+struct listen_probe_state {
+  std::string label;
+  std::vector<bool> said;
+  static inline const char* name = "listen probe";
+};
+
+caf::behavior listen_probe(caf::stateful_actor<listen_probe_state>* self,
+                           std::string label) {
+  self->state.label = std::move(label);
+  return {
+    [self](listen_atom, bool wanted) { self->state.said.push_back(wanted); },
+  };
+}
+
 struct fixture : actor_fixture {
   std::shared_ptr<fakes::routing_store> store
     = std::make_shared<fakes::routing_store>();
@@ -155,6 +170,62 @@ CAF_TEST(a full batch passes again at once even with a linger) {
   expect((wake_atom), from(r).to(da));
   expect((pass_atom, uint64_t), from(r).to(r));
   CAF_CHECK_EQUAL(store->calls, 2);
+  stop(r);
+}
+
+CAF_TEST(under sustained load the router stops its listener and restarts it after) {
+  const int n = listener_pause_after_passes;
+  pass_settings s;
+  s.linger = milliseconds{5};
+  s.linger_min_rows = 3;
+  for (int i = 0; i < n; ++i)
+    store->script.push_back(routed(3, {{"a", 3}}));
+  store->script.push_back(routed(1, {{"a", 1}}));
+  auto r = spawn_router(s);
+  auto l = sys.spawn(listen_probe, "listener");
+  auto& said = deref<caf::stateful_actor<listen_probe_state>>(l).state.said;
+  self->send(r, listener_atom::value, l);
+  self->send(r, wake_atom::value);
+  sched.run(); // the first lingering pass
+  for (int i = 1; i < n; ++i) {
+    CAF_CHECK(said.empty());
+    CAF_CHECK_EQUAL(advance_time(milliseconds{5}), 1u);
+    sched.run();
+  }
+  // n lingering passes in a row: no wake-up was needed for any of them.
+  CAF_CHECK_EQUAL(said, std::vector<bool>{false});
+  CAF_CHECK_EQUAL(store->calls, n);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{5}), 1u);
+  sched.run();
+  // One event: the router waits for work again and needs wake-ups.
+  CAF_CHECK_EQUAL(store->calls, n + 1);
+  CAF_CHECK_EQUAL(said, (std::vector<bool>{false, true}));
+  stop(r);
+}
+
+CAF_TEST(a pass that waits for a wake up restarts the count of self paced passes) {
+  const int n = listener_pause_after_passes;
+  pass_settings s;
+  s.linger = milliseconds{5};
+  s.linger_min_rows = 3;
+  auto r = spawn_router(s, 10);
+  auto l = sys.spawn(listen_probe, "listener");
+  auto& said = deref<caf::stateful_actor<listen_probe_state>>(l).state.said;
+  self->send(r, listener_atom::value, l);
+  sched.run();
+  // Full batches and lingers alike pace the router, but one quiet pass
+  // among them starts the count again.
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < n - 1; ++i)
+      store->script.push_back(i % 2 ? routed(10, {{"a", 10}}) : routed(4, {{"a", 4}}));
+    store->script.push_back(routed(0, {}));
+    self->send(r, wake_atom::value);
+    sched.run();
+    while (advance_time(milliseconds{5}) > 0)
+      sched.run();
+    CAF_CHECK_EQUAL(store->calls, (round + 1) * n);
+  }
+  CAF_CHECK(said.empty());
   stop(r);
 }
 
