@@ -37,6 +37,12 @@ void check_ends(const std::pair<int, std::string>& run, int status,
   CAF_CHECK_NOT_EQUAL(run.second.find(text), std::string::npos);
 }
 
+/// The logs of outboxd nodes that benchmark runs left in /tmp.
+size_t relay_logs() {
+  auto [status, out] = run_command("ls /tmp | grep -c '^bench_[0-9]*_.*\\.log$'");
+  return static_cast<size_t>(std::stoul(out.empty() ? "0" : out));
+}
+
 int64_t bench_tables() {
   auto db = connect_db();
   return must_exec(db, "SELECT count(*) FROM pg_tables WHERE tablename LIKE"
@@ -49,6 +55,7 @@ int64_t bench_tables() {
 CAF_TEST(every phase runs on a small scale and its figures fit together) {
   auto json_path = "/tmp/" + unique_prefix() + "bench.json";
   auto tables_before = bench_tables();
+  auto logs_before = relay_logs();
   auto [status, output] = bench("--events 300 --latency-events 40 --backlog 2000"
                                 " --json " + json_path);
   CAF_MESSAGE("outbox_bench output:\n" << output);
@@ -81,9 +88,17 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
       CAF_CHECK_GREATER(t.GetDouble(), 0.0);
   }
   CAF_CHECK_GREATER(doc["cpuSecondsPer1000EventsPipeline"]["machine"].GetDouble(), 0.0);
-  // Its tables are gone with it.
+  // Its tables are gone with it, and so are its relay's logs.
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
+  CAF_CHECK_EQUAL(relay_logs(), logs_before);
   std::remove(json_path.c_str());
+}
+
+CAF_TEST(a results file that cannot be written is refused before the run) {
+  auto tables_before = bench_tables();
+  check_ends(bench("--json /nonexistent-outbox-dir/results.json"), 2,
+             "--json = \"/nonexistent-outbox-dir/results.json\": cannot write there");
+  CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
 
 CAF_TEST(bad knobs are refused by name before anything is made) {
@@ -109,7 +124,13 @@ CAF_TEST(a relay that exits ends the run at once and leaves no tables) {
   auto tables_before = bench_tables();
   // /bin/false stands in for an outboxd that cannot start (a port in use,
   // a broken build): nothing would ever complete.
-  check_ends(bench("--events 100 --latency-events 10 --backlog 0", "/bin/false"), 1,
-             "outboxd exited during the run");
+  auto run = bench("--events 100 --latency-events 10 --backlog 0", "/bin/false");
+  check_ends(run, 1, "outboxd exited during the run");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
+  // The log the message names is kept for the reader.
+  auto at = run.second.find("(its log: ");
+  CAF_REQUIRE_NOT_EQUAL(at, std::string::npos);
+  auto log = run.second.substr(at + 10, run.second.find(')', at) - at - 10);
+  CAF_CHECK(std::ifstream{log}.good());
+  std::remove(log.c_str());
 }

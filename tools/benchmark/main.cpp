@@ -8,6 +8,7 @@
 //   backlog   N pending deliveries drained: first vs last 10%
 // Tables and queues are its own (prefix bench_<pid>_) and dropped after.
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -117,6 +118,19 @@ std::string knob_problem(const bench_config& o) {
   return {};
 }
 
+// Where the results go must be writable before a run of minutes starts.
+std::string json_path_problem(const std::string& path) {
+  auto slash = path.rfind('/');
+  auto dir = slash == std::string::npos ? std::string{"."}
+             : slash == 0               ? std::string{"/"}
+                                        : path.substr(0, slash);
+  bool writable = access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) == 0
+                                                  : access(dir.c_str(), W_OK) == 0;
+  if (path.empty() || !writable)
+    return "--json = \"" + path + "\": cannot write there";
+  return {};
+}
+
 template <class T>
 T must(caf::expected<T> x, const std::string& what) {
   if (!x)
@@ -161,6 +175,16 @@ void write_config(const bench_config& o, setup& s) {
 struct relay {
   std::vector<std::unique_ptr<child_process>> procs;
   std::vector<std::string> logs;
+  int unwinding = std::uncaught_exceptions();
+
+  // Stops the nodes. Their logs go with them, unless the run failed: its
+  // message points to them.
+  ~relay() {
+    procs.clear();
+    if (std::uncaught_exceptions() == unwinding)
+      for (auto& l : logs)
+        std::remove(l.c_str());
+  }
 
   relay(const bench_config& o, const setup& s, const std::string& tag) {
     auto port = std::to_string(20000 + getpid() % 20000);
@@ -531,7 +555,11 @@ int run(const bench_config& o) {
 
 
   std::cout << rep.table();
-  std::ofstream{o.json_file} << rep.json() << "\n";
+  std::ofstream json{o.json_file};
+  json << rep.json() << "\n";
+  json.close();
+  if (!json)
+    die("the results could not be written to " + o.json_file);
   std::cout << "results written to " << o.json_file << "\n";
   return 0;
 }
@@ -551,6 +579,8 @@ int main(int argc, char** argv) {
   if (o.database_url.empty() || o.amqp_url.empty())
     return usage("--database-url and --amqp-url are required (tools/bench sets them)");
   if (auto problem = knob_problem(o); !problem.empty())
+    return usage(problem);
+  if (auto problem = json_path_problem(o.json_file); !problem.empty())
     return usage(problem);
   if (o.outboxd.empty()) {
     std::string self = argv[0];
