@@ -30,15 +30,17 @@ void notify_listener(caf::blocking_actor* self, std::string database_url,
       break;
     if (!wanted) {
       // The router passes by itself: stop the notifications, then wait
-      // for the router's next word instead of the socket's.
-      if (listener && !listener->paused() && listener->pause())
-        listener.reset();
+      // for the router's next word instead of the socket's. A connection
+      // that cannot even UNLISTEN is dropped; a new one comes when wanted.
+      if (listener && !listener->paused())
+        if (auto err = listener->pause())
+          listener.reset();
       poll_mailbox(milliseconds{200});
       continue;
     }
     if (listener && listener->paused()) {
-      if (listener->resume()) {
-        listener.reset();
+      if (auto err = listener->resume()) {
+        listener.reset(); // reconnects below, and wakes the router then
         continue;
       }
       // Events may have committed while nobody listened.

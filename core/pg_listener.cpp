@@ -20,18 +20,19 @@ caf::expected<pg_listener> pg_listener::listen(const std::string& url,
 }
 
 caf::error pg_listener::pause() {
-  if (auto err = conn_.exec_script("unlisten",
-                                   "UNLISTEN " + conn_.quote_identifier(channel_)))
-    return err;
-  paused_ = true;
-  return caf::none;
+  return set_listening(false);
 }
 
 caf::error pg_listener::resume() {
-  if (auto err = conn_.exec_script("listen",
-                                   "LISTEN " + conn_.quote_identifier(channel_)))
+  return set_listening(true);
+}
+
+caf::error pg_listener::set_listening(bool on) {
+  auto verb = on ? "LISTEN " : "UNLISTEN ";
+  if (auto err = conn_.exec_script(on ? "listen" : "unlisten",
+                                   verb + conn_.quote_identifier(channel_)))
     return err;
-  paused_ = false;
+  paused_ = !on;
   return caf::none;
 }
 

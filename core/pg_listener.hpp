@@ -35,6 +35,7 @@ public:
 private:
   pg_listener(pg_connection conn, std::string channel)
     : conn_(std::move(conn)), channel_(std::move(channel)) {}
+  caf::error set_listening(bool on);
   pg_connection conn_;
   std::string channel_;
   bool paused_ = false;
