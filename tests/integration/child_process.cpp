@@ -6,7 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <caf/test/unit_test.hpp>
+
 namespace outbox::testing {
+
+void check_ends(const std::pair<int, std::string>& run, int status,
+                const std::string& text) {
+  CAF_MESSAGE("expecting exit status " << status << " and: " << text);
+  CAF_CHECK_EQUAL(run.first, status);
+  CAF_CHECK_NOT_EQUAL(run.second.find(text), std::string::npos);
+}
 
 uint16_t free_port() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -20,4 +20,8 @@ uint16_t free_port();
 /// Runs a command and returns its exit code and output (stdout+stderr).
 std::pair<int, std::string> run_command(const std::string& cmd);
 
+/// Checks that a command's run ended with `status` and said `text`.
+void check_ends(const std::pair<int, std::string>& run, int status,
+                const std::string& text);
+
 } // namespace outbox::testing
