@@ -100,6 +100,7 @@ CAF_TEST(a results file that cannot be written is refused before the run) {
   auto tables_before = bench_tables();
   check_ends(bench("--json /nonexistent-outbox-dir/results.json"), 2,
              "--json = \"/nonexistent-outbox-dir/results.json\": cannot write there");
+  check_ends(bench("--json /tmp"), 2, "--json = \"/tmp\": cannot write there");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
 

@@ -9,12 +9,13 @@
 // Tables and queues are its own (prefix bench_<pid>_) and dropped after.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
-#include <mutex>
 #include <thread>
 #include <unistd.h>
 
@@ -118,14 +119,16 @@ std::string knob_problem(const bench_config& o) {
   return {};
 }
 
-// Where the results go must be writable before a run of minutes starts.
+// Where the results go must be a file it can write, known before a run of
+// minutes starts.
 std::string json_path_problem(const std::string& path) {
-  auto slash = path.rfind('/');
-  auto dir = slash == std::string::npos ? std::string{"."}
-             : slash == 0               ? std::string{"/"}
-                                        : path.substr(0, slash);
-  bool writable = access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) == 0
-                                                  : access(dir.c_str(), W_OK) == 0;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p{path};
+  auto dir = p.has_parent_path() ? p.parent_path() : fs::path{"."};
+  bool writable = fs::exists(p, ec) ? !fs::is_directory(p, ec)
+                                        && access(path.c_str(), W_OK) == 0
+                                    : access(dir.c_str(), W_OK) == 0;
   if (path.empty() || !writable)
     return "--json = \"" + path + "\": cannot write there";
   return {};
@@ -347,7 +350,6 @@ drain_figures drain_rates(pg_connection& db, const setup& s, int64_t n) {
   return out;
 }
 
-
 // Drops the run's tables, queues and config file however the run ends.
 struct leftovers {
   const bench_config& o;
@@ -552,7 +554,6 @@ int run(const bench_config& o) {
     rep.warm_drain = drain_rates(db, s, o.backlog);
     rep.backlog_rss_mib = r.peak_rss_mib();
   }
-
 
   std::cout << rep.table();
   std::ofstream json{o.json_file};
