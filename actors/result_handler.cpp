@@ -63,16 +63,15 @@ private:
   caf::error apply_held(pass_outcome& out) {
     std::vector<send_result> results;
     for (auto& m : held_) {
-      auto r = parse_result_message(m.body);
-      if (!r) {
+      auto content = read_result_message(m.body);
+      for (auto& why : content.refused) {
         ++out.counters["malformed"];
         logger("results")->warn("event=result_ignored queue={} verdict=malformed "
                                 "deliveryTag={} why={}",
-                                kv(queue_), m.delivery_tag,
-                                kv(context_of(r.error())));
-        continue;
+                                kv(queue_), m.delivery_tag, kv(why));
       }
-      results.push_back(std::move(*r));
+      for (auto& r : content.results)
+        results.push_back(std::move(r));
     }
     if (results.empty())
       return caf::none;

@@ -126,56 +126,56 @@ outgoing_message direct_job_message(const std::string& job,
   return m;
 }
 
-caf::expected<send_result> parse_result_message(const std::string& body) {
-  rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError())
-    return bad_result("not valid JSON");
-  if (!doc.IsObject())
-    return bad_result("not a JSON object");
+namespace {
+
+// Reads one result object; on failure, says why (safe text, no quote of
+// the message).
+std::optional<std::string> read_result(const rapidjson::Value& v,
+                                       send_result& r) {
+  if (!v.IsObject())
+    return "not a JSON object";
   static const std::set<std::string> known{"outboxDeliveryId",
                                            "outboxDispatchId", "job",
                                            "outcome", "reason"};
-  for (auto& m : doc.GetObject())
+  for (auto& m : v.GetObject())
     if (known.count(m.name.GetString()) == 0)
-      return bad_result("unknown key (allowed: outboxDeliveryId, "
-                        "outboxDispatchId, job, outcome, reason)");
-  send_result r;
-  auto id = doc.FindMember("outboxDeliveryId");
-  if (id == doc.MemberEnd())
-    return bad_result("outboxDeliveryId is missing");
+      return "unknown key (allowed: outboxDeliveryId, outboxDispatchId, job, "
+             "outcome, reason)";
+  auto id = v.FindMember("outboxDeliveryId");
+  if (id == v.MemberEnd())
+    return "outboxDeliveryId is missing";
   auto parsed_id = read_id(id->value);
   if (!parsed_id)
-    return bad_result("outboxDeliveryId must be a positive integer or a "
-                      "string of digits");
+    return "outboxDeliveryId must be a positive integer or a string of digits";
   r.delivery_id = *parsed_id;
-  auto text = [&](const char* key, std::string& out) -> caf::error {
-    auto it = doc.FindMember(key);
-    if (it == doc.MemberEnd())
-      return bad_result(std::string{key} + " is missing");
+  auto text = [&](const char* key,
+                  std::string& out) -> std::optional<std::string> {
+    auto it = v.FindMember(key);
+    if (it == v.MemberEnd())
+      return std::string{key} + " is missing";
     if (!it->value.IsString())
-      return bad_result(std::string{key} + " must be a string");
+      return std::string{key} + " must be a string";
     out.assign(it->value.GetString(), it->value.GetStringLength());
-    return caf::none;
+    return std::nullopt;
   };
-  if (auto err = text("outboxDispatchId", r.dispatch_id))
-    return err;
+  if (auto why = text("outboxDispatchId", r.dispatch_id))
+    return why;
   if (!is_uuid(r.dispatch_id))
-    return bad_result("outboxDispatchId must be a UUID");
-  if (auto err = text("job", r.job))
-    return err;
+    return "outboxDispatchId must be a UUID";
+  if (auto why = text("job", r.job))
+    return why;
   if (r.job.empty())
-    return bad_result("job must not be empty");
+    return "job must not be empty";
   std::string outcome_text;
-  if (auto err = text("outcome", outcome_text))
-    return err;
+  if (auto why = text("outcome", outcome_text))
+    return why;
   auto o = parse_outcome(outcome_text);
   if (!o)
-    return bad_result("outcome must be completed, retry or failed");
+    return "outcome must be completed, retry or failed";
   r.result = *o;
-  if (auto it = doc.FindMember("reason"); it != doc.MemberEnd()) {
+  if (auto it = v.FindMember("reason"); it != v.MemberEnd()) {
     if (!it->value.IsString() && !it->value.IsNull())
-      return bad_result("reason must be a string");
+      return "reason must be a string";
     if (it->value.IsString()) {
       size_t n = std::min<size_t>(it->value.GetStringLength(), max_reason_bytes);
       const char* s = it->value.GetString();
@@ -186,7 +186,65 @@ caf::expected<send_result> parse_result_message(const std::string& body) {
       r.reason.assign(s, n);
     }
   }
+  return std::nullopt;
+}
+
+// Invalid UTF-8 is refused here: the database would refuse the whole batch
+// of results it came in, again on every try.
+std::optional<std::string> parse_json(const std::string& body,
+                                      rapidjson::Document& doc) {
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+  if (!doc.HasParseError())
+    return std::nullopt;
+  if (doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding)
+    return "a string is not valid UTF-8";
+  return "not valid JSON";
+}
+
+} // namespace
+
+caf::expected<send_result> parse_result_message(const std::string& body) {
+  rapidjson::Document doc;
+  if (auto why = parse_json(body, doc))
+    return bad_result(*why);
+  send_result r;
+  if (auto why = read_result(doc, r))
+    return bad_result(*why);
   return r;
+}
+
+result_message_content read_result_message(const std::string& body) {
+  result_message_content out;
+  rapidjson::Document doc;
+  if (auto why = parse_json(body, doc)) {
+    out.refused.push_back("result message: " + *why);
+    return out;
+  }
+  if (!doc.IsArray()) {
+    send_result r;
+    if (auto why = read_result(doc, r))
+      out.refused.push_back("result message: " + *why);
+    else
+      out.results.push_back(std::move(r));
+    return out;
+  }
+  auto n = doc.Size();
+  if (n == 0 || n > max_results_per_message) {
+    out.refused.push_back("result message: an array must hold 1 to "
+                          + std::to_string(max_results_per_message)
+                          + " results");
+    return out;
+  }
+  // One bad entry does not cost the others their results.
+  for (rapidjson::SizeType i = 0; i < n; ++i) {
+    send_result r;
+    if (auto why = read_result(doc[i], r))
+      out.refused.push_back("result message: entry " + std::to_string(i + 1)
+                            + ": " + *why);
+    else
+      out.results.push_back(std::move(r));
+  }
+  return out;
 }
 
 namespace {
@@ -311,9 +369,9 @@ outgoing_message result_message(const std::string& queue, const send_result& r) 
   return m;
 }
 
-std::string result_message_body(const send_result& r) {
-  rapidjson::StringBuffer sb;
-  json_writer_t w(sb);
+namespace {
+
+void write_result(json_writer_t& w, const send_result& r) {
   w.StartObject();
   w.Key("outboxDeliveryId");
   write_string(w, std::to_string(r.delivery_id));
@@ -328,7 +386,41 @@ std::string result_message_body(const send_result& r) {
     write_string(w, r.reason);
   }
   w.EndObject();
+}
+
+} // namespace
+
+std::string result_message_body(const send_result& r) {
+  rapidjson::StringBuffer sb;
+  json_writer_t w(sb);
+  write_result(w, r);
   return sb.GetString();
+}
+
+std::vector<outgoing_message>
+result_batch_messages(const std::string& queue,
+                      const std::vector<send_result>& rs) {
+  std::vector<outgoing_message> out;
+  if (rs.size() == 1)
+    out.push_back(result_message(queue, rs.front()));
+  for (size_t first = 0; rs.size() > 1 && first < rs.size();
+       first += max_results_per_message) {
+    auto last = std::min(rs.size(), first + max_results_per_message);
+    rapidjson::StringBuffer sb;
+    json_writer_t w(sb);
+    w.StartArray();
+    for (size_t i = first; i < last; ++i)
+      write_result(w, rs[i]);
+    w.EndArray();
+    outgoing_message m;
+    m.routing_key = results_queue(queue);
+    m.body = sb.GetString();
+    // Unique within a publish (a returned message is matched by it).
+    m.message_id = std::to_string(rs[first].delivery_id);
+    m.type = "results";
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 } // namespace outbox

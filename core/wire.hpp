@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 
@@ -43,6 +44,22 @@ outgoing_message direct_job_message(const std::string& job,
 /// unknown keys or an unknown outcome. `reason` is capped at 200 bytes.
 caf::expected<send_result> parse_result_message(const std::string& body);
 
+/// The most results one result message may carry.
+constexpr size_t max_results_per_message = 1000;
+
+/// What a result message carries. A result message is one result object,
+/// or a JSON array of 1 to max_results_per_message of them (a worker's
+/// batch: one message on the broker instead of one per job). Each entry
+/// that is not a result is refused alone, with a safe reason that names
+/// its place (`result message: entry 3: outcome must be ...`); the others
+/// count.
+struct result_message_content {
+  std::vector<send_result> results;
+  std::vector<std::string> refused; ///< why, per entry refused
+};
+
+result_message_content read_result_message(const std::string& body);
+
 /// A job message as a worker reads it.
 struct job_message_fields {
   int64_t event_id = 0;
@@ -72,5 +89,12 @@ std::string result_message_body(const send_result& r);
 /// The whole result message for `queue`'s results queue, with the same
 /// properties as the job message it answers.
 outgoing_message result_message(const std::string& queue, const send_result& r);
+
+/// The results of a worker's batch, in as few messages as the contract
+/// allows: a single result as its object, more as arrays of at most
+/// max_results_per_message, in order.
+std::vector<outgoing_message>
+result_batch_messages(const std::string& queue,
+                      const std::vector<send_result>& rs);
 
 } // namespace outbox

@@ -143,12 +143,15 @@ worker::decision worker::decide(const incoming_message& m) {
 
 void worker::process(const std::vector<incoming_message>& batch) {
   std::vector<decision> decisions;
-  std::vector<outgoing_message> out;
+  std::vector<send_result> results;
   for (auto& m : batch) {
     decisions.push_back(decide(m));
     if (decisions.back().action == decision::send)
-      out.push_back(result_message(opts_.queue, decisions.back().result));
+      results.push_back(decisions.back().result);
   }
+  // The batch's results travel together: one message for the broker to
+  // store, confirm, deliver and have acked, instead of one per job.
+  auto out = result_batch_messages(opts_.queue, results);
   auto statuses = out.empty() ? std::vector<publish_status>{}
                               : publisher_->publish_batch(out, confirm_timeout);
   // One cumulative ack covers every job of the batch up to the last one
@@ -170,8 +173,10 @@ void worker::process(const std::vector<incoming_message>& batch) {
       ack_through = batch[i].delivery_tag;
       continue;
     }
-    auto st = next < statuses.size() ? statuses[next] : publish_status::lost;
-    ++next;
+    // The n-th result went in message n / max_results_per_message.
+    auto message = next++ / max_results_per_message;
+    auto st = message < statuses.size() ? statuses[message]
+                                        : publish_status::lost;
     if (st == publish_status::confirmed) {
       ack_through = batch[i].delivery_tag;
       continue;

@@ -1,7 +1,7 @@
 // The C++ worker: consumes one queue's job messages, runs the handler
 // registered for each job, publishes the results to `<queue>.results` with
-// publisher confirms (the jobs already waiting, up to the prefetch, as one
-// pipelined batch) and only then acks each job.
+// publisher confirms (the results of the jobs already waiting, up to the
+// prefetch, as one result message) and only then acks each job.
 //
 // Delivery is at least once: if the worker dies after the handler ran but
 // before the ack, RabbitMQ hands the job to another worker, which runs it

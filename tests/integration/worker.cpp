@@ -1,6 +1,7 @@
 #define CAF_SUITE integration.worker
 #include <caf/test/unit_test.hpp>
 
+#include "core/wire.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "worker/worker.hpp"
 
@@ -183,6 +184,110 @@ CAF_TEST(an unknown job is failed and a missing handler stops the start) {
   auto k = deliveries_of("K");
   CAF_CHECK_EQUAL(last_error_of(k.at(0).first),
                   "no handler for this job in the worker");
+}
+
+CAF_TEST(the worker sends the results of a batch of jobs together) {
+  auto q = queue("together");
+  auto amqp = amqp_client::connect(amqp_url(), "test relay");
+  CAF_REQUIRE(amqp);
+  CAF_REQUIRE(!(*amqp)->declare_queue(q));
+  CAF_REQUIRE(!(*amqp)->declare_queue(results_queue(q)));
+  std::vector<outgoing_message> jobs;
+  for (int64_t id = 1; id <= 20; ++id) {
+    job_to_send j;
+    j.delivery_id = id;
+    j.event_id = id;
+    j.job = "J";
+    j.queue = q;
+    j.dispatch_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+    j.event_type = "e";
+    j.payload = "{}";
+    j.content_type = "application/json";
+    jobs.push_back(job_message(j));
+  }
+  for (auto st : (*amqp)->publish_batch(jobs, std::chrono::seconds{5}))
+    CAF_REQUIRE(st == publish_status::confirmed);
+  // The jobs wait in the queue, so the worker takes them by its prefetch.
+  running_worker w{q, {{"J", [&](const job_context& ctx) { log.add(ctx); }}}};
+  CAF_REQUIRE(!(*amqp)->consume(results_queue(q), 100));
+  std::vector<int64_t> ids;
+  int messages = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (ids.size() < 20 && std::chrono::steady_clock::now() < deadline) {
+    auto m = (*amqp)->next_message(std::chrono::milliseconds{100});
+    CAF_REQUIRE(m);
+    if (!*m)
+      continue;
+    ++messages;
+    auto content = read_result_message((*m)->body);
+    CAF_CHECK(content.refused.empty());
+    for (auto& r : content.results) {
+      CAF_CHECK(r.result == outcome::completed);
+      ids.push_back(r.delivery_id);
+    }
+  }
+  CAF_REQUIRE_EQUAL(ids.size(), 20u);
+  for (int64_t i = 0; i < 20; ++i)
+    CAF_CHECK_EQUAL(ids[static_cast<size_t>(i)], i + 1);
+  // One message per job would be 20; the prefetch of 5 allows 4.
+  CAF_CHECK_LESS(messages, 20);
+  CAF_MESSAGE("20 results came in " << messages << " messages");
+}
+
+CAF_TEST(a result message with many results applies each but its bad entries) {
+  auto q = queue("many");
+  running_node node{make_config({make_route("e", "J", q, {60})})};
+  for (int i = 0; i < 3; ++i)
+    publish("e", "{}");
+  // The test plays the worker, to write the result messages by hand.
+  auto amqp = amqp_client::connect(amqp_url(), "test worker");
+  CAF_REQUIRE(amqp);
+  CAF_REQUIRE(!(*amqp)->declare_queue(q));
+  CAF_REQUIRE(!(*amqp)->consume(q, 10));
+  std::vector<send_result> rs;
+  uint64_t last_tag = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (rs.size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    auto m = (*amqp)->next_message(std::chrono::milliseconds{100});
+    CAF_REQUIRE(m);
+    if (!*m)
+      continue;
+    auto job = parse_job_message((*m)->body);
+    CAF_REQUIRE(job);
+    send_result r;
+    r.delivery_id = job->delivery_id;
+    r.dispatch_id = job->dispatch_id;
+    r.job = job->job;
+    rs.push_back(r);
+    last_tag = (*m)->delivery_tag;
+  }
+  CAF_REQUIRE_EQUAL(rs.size(), 3u);
+  auto not_utf8 = rs[2];
+  not_utf8.result = outcome::failed;
+  not_utf8.reason = "bad \xff byte";
+  int sent = 0;
+  auto message = [&](std::string body) {
+    outgoing_message m;
+    m.routing_key = results_queue(q);
+    m.message_id = "m" + std::to_string(++sent);
+    m.body = std::move(body);
+    return m;
+  };
+  // Sent together, so the relay takes them in one batch: a bad byte that
+  // reached the database would fail the good results with it, on every try.
+  auto sts = (*amqp)->publish_batch(
+    {message("[" + result_message_body(rs[0]) + R"(,{"outboxDeliveryId":"1"},)"
+             + result_message_body(rs[1]) + "]"),
+     message(result_message_body(not_utf8)),
+     message(result_message_body(rs[2]))},
+    std::chrono::seconds{5});
+  for (auto st : sts)
+    CAF_REQUIRE(st == publish_status::confirmed);
+  (*amqp)->ack(last_tag, /*multiple*/ true);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 3; }));
+  CAF_REQUIRE(wait_until([&] {
+    return node.counters_of("results " + q)["malformed"] == 2;
+  }, std::chrono::seconds{5}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

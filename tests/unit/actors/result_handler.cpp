@@ -107,6 +107,18 @@ CAF_TEST(a batch whose commit failed is kept unacked and applied again) {
   CAF_CHECK_EQUAL(source->acked_through, 3u);
 }
 
+CAF_TEST(a message of many results is applied with the others but its bad entries) {
+  source->push("[" + result(1) + "," + result(2, "retry") + ",{}]");
+  source->push(result(3));
+  CAF_CHECK_EQUAL(request<int64_t>(handler, once_atom::value), 3);
+  CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
+  CAF_REQUIRE_EQUAL(store->applied[0].size(), 3u);
+  CAF_CHECK_EQUAL(store->applied[0][1].delivery_id, 2);
+  CAF_CHECK_EQUAL(store->applied[0][2].delivery_id, 3);
+  CAF_CHECK_EQUAL(source->acked_through, 2u);
+  CAF_CHECK_EQUAL(pass_state_of(handler).metrics.counters["malformed"], 1);
+}
+
 CAF_TEST(only malformed results are acked without touching the database) {
   source->push("[]");
   CAF_CHECK_EQUAL(request<int64_t>(handler, once_atom::value), 0);

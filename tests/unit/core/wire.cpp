@@ -146,6 +146,110 @@ CAF_TEST(long reasons are cut on a character boundary) {
   CAF_CHECK_EQUAL(r->reason, reason.substr(0, 199));
 }
 
+namespace {
+
+send_result sample_result(int64_t id, outcome o = outcome::completed) {
+  send_result r;
+  r.delivery_id = id;
+  r.dispatch_id = uuid;
+  r.job = "PublishStockJob";
+  r.result = o;
+  return r;
+}
+
+std::vector<std::string> refusals(const std::string& body) {
+  return read_result_message(body).refused;
+}
+
+} // namespace
+
+CAF_TEST(a single result travels as the plain object) {
+  auto ms = result_batch_messages("stock.publish", {sample_result(42)});
+  CAF_REQUIRE_EQUAL(ms.size(), 1u);
+  CAF_CHECK_EQUAL(ms[0].message_id, "42");
+  CAF_CHECK_EQUAL(ms[0].type, "PublishStockJob");
+  CAF_CHECK(static_cast<bool>(parse_result_message(ms[0].body)));
+  CAF_CHECK(result_batch_messages("stock.publish", {}).empty());
+}
+
+CAF_TEST(a batch of results travels as one array and reads back in order) {
+  auto ms = result_batch_messages(
+    "stock.publish",
+    {sample_result(1), sample_result(2, outcome::retry),
+     sample_result(3, outcome::failed)});
+  CAF_REQUIRE_EQUAL(ms.size(), 1u);
+  CAF_CHECK_EQUAL(ms[0].routing_key, "stock.publish.results");
+  CAF_CHECK_EQUAL(ms[0].body.front(), '[');
+  auto content = read_result_message(ms[0].body);
+  CAF_CHECK(content.refused.empty());
+  CAF_REQUIRE_EQUAL(content.results.size(), 3u);
+  CAF_CHECK_EQUAL(content.results[0].delivery_id, 1);
+  CAF_CHECK(content.results[1].result == outcome::retry);
+  CAF_CHECK(content.results[2].result == outcome::failed);
+  CAF_CHECK_EQUAL(content.results[2].dispatch_id, uuid);
+}
+
+CAF_TEST(a batch larger than a message may carry is split in order) {
+  std::vector<send_result> rs;
+  for (int64_t id = 1; id <= 2500; ++id)
+    rs.push_back(sample_result(id));
+  auto ms = result_batch_messages("q", rs);
+  CAF_REQUIRE_EQUAL(ms.size(), 3u);
+  std::vector<size_t> sizes;
+  int64_t expected_id = 1;
+  for (auto& m : ms) {
+    auto content = read_result_message(m.body);
+    CAF_CHECK(content.refused.empty());
+    sizes.push_back(content.results.size());
+    for (auto& r : content.results)
+      CAF_CHECK_EQUAL(r.delivery_id, expected_id++);
+  }
+  CAF_CHECK_EQUAL(sizes, (std::vector<size_t>{1000, 1000, 500}));
+  // Message ids differ within the publish: a returned one is matched by it.
+  CAF_CHECK_NOT_EQUAL(ms[0].message_id, ms[1].message_id);
+}
+
+CAF_TEST(a bad entry of a batch is refused alone and named by its place) {
+  auto good = result_message_body(sample_result(7));
+  auto content = read_result_message(
+    "[" + good + R"(,{"outboxDeliveryId":"8","outboxDispatchId":")" + uuid
+    + R"(","job":"J","outcome":"done"},)" + good + ",17]");
+  CAF_CHECK_EQUAL(content.results.size(), 2u);
+  CAF_CHECK_EQUAL(content.refused,
+                  (std::vector<std::string>{
+                    "result message: entry 2: outcome must be completed, "
+                    "retry or failed",
+                    "result message: entry 4: not a JSON object"}));
+}
+
+CAF_TEST(a result message as a whole is refused when it is no result) {
+  using v = std::vector<std::string>;
+  CAF_CHECK_EQUAL(refusals("{not json"), v{"result message: not valid JSON"});
+  CAF_CHECK_EQUAL(refusals("17"), v{"result message: not a JSON object"});
+  CAF_CHECK_EQUAL(refusals("[]"), v{"result message: an array must hold 1 to "
+                                    "1000 results"});
+  std::string big = "[";
+  for (int i = 0; i <= 1000; ++i)
+    big += (i ? "," : "") + result_message_body(sample_result(i + 1));
+  big += "]";
+  CAF_CHECK_EQUAL(refusals(big), v{"result message: an array must hold 1 to "
+                                   "1000 results"});
+  CAF_CHECK(read_result_message(big).results.empty());
+  CAF_CHECK_EQUAL(refusals(R"({"outboxDispatchId":"x"})"),
+                  v{"result message: outboxDeliveryId is missing"});
+}
+
+CAF_TEST(a result that is not UTF-8 is refused before it reaches the database) {
+  // The database refuses the whole batch a bad byte comes in, on every try.
+  auto body = R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
+              + R"(","job":"J","outcome":"failed","reason":"bad )" + "\xff"
+              + R"( byte"})";
+  CAF_CHECK_EQUAL(why(body), "result message: a string is not valid UTF-8");
+  CAF_CHECK_EQUAL(refusals("[" + body + "]"),
+                  std::vector<std::string>{
+                    "result message: a string is not valid UTF-8"});
+}
+
 CAF_TEST(a job message parses back into its fields) {
   auto j = sample_job();
   auto parsed = parse_job_message(job_message_body(j));
