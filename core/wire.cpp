@@ -1,6 +1,7 @@
 #include "core/wire.hpp"
 
 #include <cctype>
+#include <cstring>
 #include <set>
 
 #include <rapidjson/document.h>
@@ -166,6 +167,10 @@ std::optional<std::string> read_result(const rapidjson::Value& v,
     return why;
   if (r.job.empty())
     return "job must not be empty";
+  // JSON allows \u0000; the database's text does not, and would refuse the
+  // whole batch of results on every try.
+  if (r.job.find('\0') != std::string::npos)
+    return "job must not contain a NUL character";
   std::string outcome_text;
   if (auto why = text("outcome", outcome_text))
     return why;
@@ -177,6 +182,8 @@ std::optional<std::string> read_result(const rapidjson::Value& v,
     if (!it->value.IsString() && !it->value.IsNull())
       return "reason must be a string";
     if (it->value.IsString()) {
+      if (std::memchr(it->value.GetString(), 0, it->value.GetStringLength()))
+        return "reason must not contain a NUL character";
       size_t n = std::min<size_t>(it->value.GetStringLength(), max_reason_bytes);
       const char* s = it->value.GetString();
       // Never cut a UTF-8 character in half: the database would refuse it.

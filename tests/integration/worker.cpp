@@ -273,12 +273,16 @@ CAF_TEST(a result message with many results applies each but its bad entries) {
     m.body = std::move(body);
     return m;
   };
-  // Sent together, so the relay takes them in one batch: a bad byte that
-  // reached the database would fail the good results with it, on every try.
+  // Sent together, so the relay takes them in one batch: a bad byte or a
+  // NUL that reached the database would fail the good results with it, on
+  // every try.
   auto sts = (*amqp)->publish_batch(
     {message("[" + result_message_body(rs[0]) + R"(,{"outboxDeliveryId":"1"},)"
              + result_message_body(rs[1]) + "]"),
      message(result_message_body(not_utf8)),
+     message(R"({"outboxDeliveryId":")" + std::to_string(rs[2].delivery_id)
+             + R"(","outboxDispatchId":")" + rs[2].dispatch_id
+             + R"(","job":"J","outcome":"failed","reason":"a\u0000b"})"),
      message(result_message_body(rs[2]))},
     std::chrono::seconds{5});
   for (auto st : sts)
@@ -286,7 +290,7 @@ CAF_TEST(a result message with many results applies each but its bad entries) {
   (*amqp)->ack(last_tag, /*multiple*/ true);
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 3; }));
   CAF_REQUIRE(wait_until([&] {
-    return node.counters_of("results " + q)["malformed"] == 2;
+    return node.counters_of("results " + q)["malformed"] == 3;
   }, std::chrono::seconds{5}));
 }
 

@@ -250,6 +250,19 @@ CAF_TEST(a result that is not UTF-8 is refused before it reaches the database) {
                     "result message: a string is not valid UTF-8"});
 }
 
+CAF_TEST(a NUL character in a result is refused) {
+  auto with = [](const std::string& job, const std::string& reason) {
+    return why(R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
+               + R"(","job":")" + job + R"(","outcome":"failed","reason":")"
+               + reason + "\"}");
+  };
+  CAF_CHECK_EQUAL(with("J", "ok"), "accepted");
+  CAF_CHECK_EQUAL(with("J\\u0000x", "ok"),
+                  "result message: job must not contain a NUL character");
+  CAF_CHECK_EQUAL(with("J", "a\\u0000b"),
+                  "result message: reason must not contain a NUL character");
+}
+
 CAF_TEST(a job message parses back into its fields) {
   auto j = sample_job();
   auto parsed = parse_job_message(job_message_body(j));
