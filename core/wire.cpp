@@ -22,10 +22,6 @@ void write_string(json_writer_t& w, const std::string& s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-caf::error bad_result(const std::string& why) {
-  return make_error(errc::deserialize_failed, "result message: " + why);
-}
-
 // Delivery ids travel as decimal strings (JSON numbers lose precision in
 // many languages); plain integers are accepted too.
 std::optional<int64_t> read_id(const rapidjson::Value& v) {
@@ -209,16 +205,6 @@ std::optional<std::string> parse_json(const std::string& body,
 }
 
 } // namespace
-
-caf::expected<send_result> parse_result_message(const std::string& body) {
-  rapidjson::Document doc;
-  if (auto why = parse_json(body, doc))
-    return bad_result(*why);
-  send_result r;
-  if (auto why = read_result(doc, r))
-    return bad_result(*why);
-  return r;
-}
 
 result_message_content read_result_message(const std::string& body) {
   result_message_content out;
@@ -407,11 +393,10 @@ std::string result_message_body(const send_result& r) {
 std::vector<outgoing_message>
 result_batch_messages(const std::string& queue,
                       const std::vector<send_result>& rs) {
-  std::vector<outgoing_message> out;
   if (rs.size() == 1)
-    out.push_back(result_message(queue, rs.front()));
-  for (size_t first = 0; rs.size() > 1 && first < rs.size();
-       first += max_results_per_message) {
+    return {result_message(queue, rs.front())};
+  std::vector<outgoing_message> out;
+  for (size_t first = 0; first < rs.size(); first += max_results_per_message) {
     auto last = std::min(rs.size(), first + max_results_per_message);
     rapidjson::StringBuffer sb;
     json_writer_t w(sb);

@@ -39,20 +39,18 @@ outgoing_message direct_job_message(const std::string& job,
                                     std::string message_id,
                                     int64_t expiration_ms);
 
-/// Parses a result message body. errc::deserialize_failed with a safe reason
-/// (which field, which rule) for bad JSON, missing or mistyped fields,
-/// unknown keys or an unknown outcome. `reason` is capped at 200 bytes.
-caf::expected<send_result> parse_result_message(const std::string& body);
-
 /// The most results one result message may carry.
 constexpr size_t max_results_per_message = 1000;
 
 /// What a result message carries. A result message is one result object,
 /// or a JSON array of 1 to max_results_per_message of them (a worker's
-/// batch: one message on the broker instead of one per job). Each entry
-/// that is not a result is refused alone, with a safe reason that names
-/// its place (`result message: entry 3: outcome must be ...`); the others
-/// count.
+/// batch: one message on the broker instead of one per job). Parsing is
+/// strict: bad JSON or UTF-8, a missing or mistyped field, an unknown key
+/// or outcome, or a NUL in `job` or `reason` is refused with a safe reason
+/// (which field, which rule; never a quote of the message). Each entry of
+/// an array is refused alone, its reason naming its place (`result
+/// message: entry 3: outcome must be ...`); the others count. `reason` is
+/// capped at 200 bytes.
 struct result_message_content {
   std::vector<send_result> results;
   std::vector<std::string> refused; ///< why, per entry refused
@@ -92,7 +90,8 @@ outgoing_message result_message(const std::string& queue, const send_result& r);
 
 /// The results of a worker's batch, in as few messages as the contract
 /// allows: a single result as its object, more as arrays of at most
-/// max_results_per_message, in order.
+/// max_results_per_message, in order (result i travels in message
+/// i / max_results_per_message).
 std::vector<outgoing_message>
 result_batch_messages(const std::string& queue,
                       const std::vector<send_result>& rs);

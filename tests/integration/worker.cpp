@@ -43,6 +43,19 @@ struct journal {
   }
 };
 
+// Hands each message that `c` receives to `take` until `done()`, or for
+// at most 10 s.
+template <class Done, class Take>
+void read_messages(amqp_client& c, Done done, Take take) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    auto m = c.next_message(std::chrono::milliseconds{100});
+    CAF_REQUIRE(m);
+    if (*m)
+      take(**m);
+  }
+}
+
 struct fixture : cluster_fixture {
   journal log;
 
@@ -212,20 +225,16 @@ CAF_TEST(the worker sends the results of a batch of jobs together) {
   CAF_REQUIRE(!(*amqp)->consume(results_queue(q), 100));
   std::vector<int64_t> ids;
   int messages = 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-  while (ids.size() < 20 && std::chrono::steady_clock::now() < deadline) {
-    auto m = (*amqp)->next_message(std::chrono::milliseconds{100});
-    CAF_REQUIRE(m);
-    if (!*m)
-      continue;
-    ++messages;
-    auto content = read_result_message((*m)->body);
-    CAF_CHECK(content.refused.empty());
-    for (auto& r : content.results) {
-      CAF_CHECK(r.result == outcome::completed);
-      ids.push_back(r.delivery_id);
-    }
-  }
+  read_messages(**amqp, [&] { return ids.size() >= 20; },
+                [&](const incoming_message& m) {
+                  ++messages;
+                  auto content = read_result_message(m.body);
+                  CAF_CHECK(content.refused.empty());
+                  for (auto& r : content.results) {
+                    CAF_CHECK(r.result == outcome::completed);
+                    ids.push_back(r.delivery_id);
+                  }
+                });
   CAF_REQUIRE_EQUAL(ids.size(), 20u);
   for (int64_t i = 0; i < 20; ++i)
     CAF_CHECK_EQUAL(ids[static_cast<size_t>(i)], i + 1);
@@ -246,21 +255,17 @@ CAF_TEST(a result message with many results applies each but its bad entries) {
   CAF_REQUIRE(!(*amqp)->consume(q, 10));
   std::vector<send_result> rs;
   uint64_t last_tag = 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-  while (rs.size() < 3 && std::chrono::steady_clock::now() < deadline) {
-    auto m = (*amqp)->next_message(std::chrono::milliseconds{100});
-    CAF_REQUIRE(m);
-    if (!*m)
-      continue;
-    auto job = parse_job_message((*m)->body);
-    CAF_REQUIRE(job);
-    send_result r;
-    r.delivery_id = job->delivery_id;
-    r.dispatch_id = job->dispatch_id;
-    r.job = job->job;
-    rs.push_back(r);
-    last_tag = (*m)->delivery_tag;
-  }
+  read_messages(**amqp, [&] { return rs.size() >= 3; },
+                [&](const incoming_message& m) {
+                  auto job = parse_job_message(m.body);
+                  CAF_REQUIRE(job);
+                  send_result r;
+                  r.delivery_id = job->delivery_id;
+                  r.dispatch_id = job->dispatch_id;
+                  r.job = job->job;
+                  rs.push_back(r);
+                  last_tag = m.delivery_tag;
+                });
   CAF_REQUIRE_EQUAL(rs.size(), 3u);
   auto not_utf8 = rs[2];
   not_utf8.result = outcome::failed;
