@@ -83,9 +83,14 @@ caf::expected<node_options> make_node_options(const node_flags& flags,
   out.queues = split_list(flags.queues);
   if (out.queues.empty())
     out.queues = configured;
-  for (auto& q : out.queues)
+  std::set<std::string> seen_queues;
+  for (auto& q : out.queues) {
     if (std::find(configured.begin(), configured.end(), q) == configured.end())
       problems.push_back("--queues: \"" + q + "\" is not the queue of any route");
+    // Two dispatchers of one queue in one node would only compete.
+    else if (!seen_queues.insert(q).second)
+      problems.push_back("--queues: \"" + q + "\" is given twice");
+  }
   if (!flags.queues.empty() && !out.has("dispatcher") && !out.has("results"))
     problems.push_back("--queues: needs the dispatcher or results role");
   if (flags.sleep < 1 || flags.sleep > 3600)

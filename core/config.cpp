@@ -4,19 +4,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <libpq-fe.h>
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "core/amqp_client.hpp"
 #include "core/errors.hpp"
+#include "core/json_parse.hpp"
+#include "core/small_file.hpp"
 #include "core/text.hpp"
 
 namespace outbox {
@@ -50,10 +50,22 @@ private:
   std::vector<std::string> lines_;
 };
 
+// The key as it would be written in JSON, so that a control character in
+// it cannot garble the message.
 std::string quoted(const std::string& key) {
   std::string out = "[\"";
-  for (char c : key)
-    out += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
+  for (char c : key) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += {'\\', c};
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
   return out + "\"]";
 }
 
@@ -103,14 +115,29 @@ void read_identifier(const json& v, const std::string& path, problems& errs,
     out = name;
 }
 
+// Names that travel as AMQP short strings (the job in the message's type,
+// the queue as its routing key) must be ones the broker and every worker
+// take: at most 255 bytes, valid UTF-8, no control characters.
+void read_amqp_name(const json& v, const std::string& path, size_t max_bytes,
+                    problems& errs, std::string& out) {
+  std::string name;
+  read_string(v, path, errs, name);
+  if (name.empty())
+    return;
+  if (auto rule = check_amqp_name(name, max_bytes); !rule.empty())
+    errs.add(path, v, rule);
+  else
+    out = std::move(name);
+}
+
 void read_queue(const json& v, const std::string& path, problems& errs,
                 std::string& out) {
-  read_string(v, path, errs, out);
-  // The results queue appends ".results"; AMQP names hold 255 bytes.
-  if (out.size() > 247)
-    errs.add(path, v, "must have at most 247 bytes");
-  else if (out.rfind("amq.", 0) == 0)
+  // The results queue appends ".results" to the 255 bytes AMQP allows.
+  read_amqp_name(v, path, 247, errs, out);
+  if (out.rfind("amq.", 0) == 0) {
     errs.add(path, v, "must not start with \"amq.\" (reserved by RabbitMQ)");
+    out.clear();
+  }
 }
 
 void read_rules(const json& obj, const std::string& path, problems& errs,
@@ -174,7 +201,7 @@ void read_route(const json& obj, const std::string& event_type,
     if (!obj.HasMember(key))
       errs.add(path + "." + key, "is required");
   if (obj.HasMember("job"))
-    read_string(obj["job"], path + ".job", errs, r.job);
+    read_amqp_name(obj["job"], path + ".job", 255, errs, r.job);
   if (obj.HasMember("queue"))
     read_queue(obj["queue"], path + ".queue", errs, r.queue);
   read_rules(obj, path, errs, r.rules);
@@ -192,11 +219,18 @@ void read_routes(const json& v, int64_t default_ttl, problems& errs,
     errs.add("routes", v, "must be an object of event type -> list of routes");
     return;
   }
+  std::set<std::string> seen;
   for (auto& m : v.GetObject()) {
     std::string type{m.name.GetString(), m.name.GetStringLength()};
     auto path = "routes" + quoted(type);
     if (type.empty())
       errs.add(path, "an event type must not be empty");
+    else if (auto rule = check_amqp_name(type, 255); !rule.empty())
+      errs.add(path, "an event type " + rule);
+    if (!seen.insert(type).second) {
+      errs.add(path, "given more than once (list all its routes in one entry)");
+      continue;
+    }
     if (!m.value.IsArray() || m.value.Empty()) {
       errs.add(path, m.value, "must be a non-empty list of routes");
       continue;
@@ -373,12 +407,8 @@ std::vector<std::string> config::queues() const {
 
 caf::expected<config> parse_config(const std::string& text, env_lookup env) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(text.data(), text.size());
-  if (doc.HasParseError())
-    return make_error(errc::config_unreadable,
-                      std::string{"not valid JSON at offset "}
-                        + std::to_string(doc.GetErrorOffset()) + ": "
-                        + rapidjson::GetParseError_En(doc.GetParseError()));
+  if (auto why = parse_json(text, config_json_limits, doc))
+    return make_error(errc::config_unreadable, *why);
   if (!doc.IsObject())
     return make_error(errc::config_unreadable, "the top level must be an object");
   config cfg;
@@ -398,13 +428,12 @@ caf::expected<config> parse_config(const std::string& text, env_lookup env) {
 }
 
 caf::expected<config> load_config(const std::string& path, env_lookup env) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in)
+  auto text = read_small_file(path, config_json_limits.max_bytes);
+  if (!text)
     return make_error(errc::config_unreadable,
-                      "cannot open config file \"" + path + "\"");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_config(buf.str(), env);
+                      "cannot open config file \"" + path + "\": "
+                        + context_of(text.error()));
+  return parse_config(*text, env);
 }
 
 } // namespace outbox

@@ -6,6 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/json_parse.hpp"
 #include "core/lifecycle_log.hpp"
 #include "core/pg_connection.hpp"
 #include "core/timestamp.hpp"
@@ -65,11 +66,8 @@ caf::error validate_event(const event& ev) {
     return make_error(errc::invalid_event, "payload: is not valid UTF-8");
   if (ev.content_type == "application/json") {
     rapidjson::Document doc;
-    doc.Parse(ev.payload.data(), ev.payload.size());
-    if (doc.HasParseError())
-      return make_error(errc::invalid_event,
-                        "payload: is not valid JSON (offset "
-                          + std::to_string(doc.GetErrorOffset()) + ")");
+    if (auto why = parse_json(ev.payload, payload_json_limits, doc))
+      return make_error(errc::invalid_event, "payload: " + *why);
   }
   if (ev.key && (ev.key->empty() || !valid_utf8(*ev.key)))
     return make_error(errc::invalid_event,

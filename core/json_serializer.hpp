@@ -8,10 +8,10 @@
 
 #include <caf/expected.hpp>
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include "core/errors.hpp"
 #include "core/event.hpp"
+#include "core/json_parse.hpp"
 #include "core/json_reader.hpp"
 #include "core/json_writer.hpp"
 
@@ -33,13 +33,8 @@ struct json_serializer {
   template <class T>
   static caf::expected<T> deserialize(const std::string& payload) {
     rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseValidateEncodingFlag>(payload.data(),
-                                                     payload.size());
-    if (doc.HasParseError())
-      return make_error(errc::deserialize_failed,
-                        std::string{"payload: not valid JSON at offset "}
-                          + std::to_string(doc.GetErrorOffset()) + ": "
-                          + rapidjson::GetParseError_En(doc.GetParseError()));
+    if (auto why = parse_json(payload, payload_json_limits, doc))
+      return make_error(errc::deserialize_failed, "payload: " + *why);
     T x{};
     json_reader r{"payload"};
     if (!r.read_document(doc, x))

@@ -9,6 +9,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/json_parse.hpp"
 
 namespace outbox {
 
@@ -131,6 +132,8 @@ std::optional<std::string> read_result(const rapidjson::Value& v,
                                        send_result& r) {
   if (!v.IsObject())
     return "not a JSON object";
+  if (has_duplicate_keys(v))
+    return "a key is given twice";
   static const std::set<std::string> known{"outboxDeliveryId",
                                            "outboxDispatchId", "job",
                                            "outcome", "reason"};
@@ -192,16 +195,12 @@ std::optional<std::string> read_result(const rapidjson::Value& v,
   return std::nullopt;
 }
 
-// Invalid UTF-8 is refused here: the database would refuse the whole batch
-// of results it came in, again on every try.
-std::optional<std::string> parse_json(const std::string& body,
-                                      rapidjson::Document& doc) {
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
-  if (!doc.HasParseError())
-    return std::nullopt;
-  if (doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding)
-    return "a string is not valid UTF-8";
-  return "not valid JSON";
+// Invalid UTF-8 is refused here (the database would refuse the whole batch
+// of results it came in, again on every try), and so is nesting that could
+// exhaust the reader's stack.
+std::optional<std::string> parse_message(const std::string& body,
+                                         rapidjson::Document& doc) {
+  return parse_json(body, message_json_limits, doc);
 }
 
 } // namespace
@@ -209,7 +208,7 @@ std::optional<std::string> parse_json(const std::string& body,
 result_message_content read_result_message(const std::string& body) {
   result_message_content out;
   rapidjson::Document doc;
-  if (auto why = parse_json(body, doc)) {
+  if (auto why = parse_message(body, doc)) {
     out.refused.push_back("result message: " + *why);
     return out;
   }
@@ -310,11 +309,12 @@ caf::expected<job_message_fields> parse_direct_job(const rapidjson::Document& do
 
 caf::expected<job_message_fields> parse_job_message(const std::string& body) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
-  if (doc.HasParseError())
-    return bad_job("not valid JSON");
+  if (auto why = parse_message(body, doc))
+    return bad_job(*why);
   if (!doc.IsObject())
     return bad_job("not a JSON object");
+  if (has_duplicate_keys(doc))
+    return bad_job("a key is given twice");
   if (auto direct = doc.FindMember("outboxDirect"); direct != doc.MemberEnd()) {
     if (!direct->value.IsBool() || !direct->value.GetBool())
       return bad_job("outboxDirect must be true when present");
@@ -346,8 +346,7 @@ caf::expected<job_message_fields> parse_job_message(const std::string& body) {
 
 std::optional<send_result> attribute_job_message(const std::string& body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError())
+  if (parse_message(body, doc) || (doc.IsObject() && has_duplicate_keys(doc)))
     return std::nullopt;
   return read_attribution(doc);
 }

@@ -3,7 +3,11 @@
 #include <caf/config_value.hpp>
 #include <caf/pec.hpp>
 
+#include <set>
+#include <sstream>
+
 #include "core/errors.hpp"
+#include "tools/caf_option_rules.hpp"
 
 namespace outbox {
 
@@ -33,6 +37,46 @@ std::string describe_parse_error(const caf::error& err) {
   }
 }
 
+// The long name an argument sets ("--sleep=5" and "--sleep" give "sleep",
+// "-c" gives "config"), or "" for a short option that is not ours.
+std::string option_name(const caf::config_option_set& own,
+                        const std::string& arg) {
+  if (arg.compare(0, 2, "--") == 0) {
+    auto name = arg.substr(2, arg.find('=') - 2);
+    return name;
+  }
+  if (auto opt = own.cli_short_name_lookup(arg[1]))
+    return std::string{opt->long_name().data(), opt->long_name().size()};
+  return {};
+}
+
+bool is_help(const std::string& name) {
+  return name == "help" || name == "long-help";
+}
+
+// Options are ours, help, or the CAF options the binaries pass through
+// (tools/caf_option_rules); each at most once (CAF would silently keep the
+// last of two).
+std::string check_option_names(const caf::config_option_set& own,
+                               const std::vector<std::string>& opts) {
+  std::set<std::string> seen;
+  for (auto& a : opts) {
+    if (a.size() < 2 || a[0] != '-')
+      continue;
+    auto name = option_name(own, a);
+    if (a == "-h" || a == "-?")
+      name = "help";
+    if (name.empty())
+      return a.substr(0, 2) + ": no such option (see --help)";
+    bool ours = own.cli_long_name_lookup(name) != nullptr;
+    if (!ours && !is_help(name) && !is_passed_caf_option(name))
+      return "--" + name + ": no such option (see --help)";
+    if (!seen.insert(name).second)
+      return "--" + name + ": given more than once";
+  }
+  return {};
+}
+
 } // namespace
 
 std::string cli_config::parse_args(int argc, char** argv) {
@@ -59,10 +103,15 @@ std::string cli_config::parse_args(int argc, char** argv) {
     }
     opts.push_back(std::move(a));
   }
+  if (auto problem = check_option_names(custom_options_, opts); !problem.empty())
+    return problem;
   opts.insert(opts.end(), positionals.begin(), positionals.end());
-  if (auto err = parse(std::move(opts)))
+  // No CAF config file: CAF would read caf-application.ini from the working
+  // directory, whatever it holds.
+  std::istringstream no_ini;
+  if (auto err = parse(std::move(opts), no_ini))
     return describe_parse_error(err);
-  return {};
+  return check_caf_options(content);
 }
 
 } // namespace outbox

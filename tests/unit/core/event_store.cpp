@@ -33,7 +33,7 @@ CAF_TEST(each bad field is named) {
     {[](event& e) { e.event_type = ""; }, "event_type: must have 1 to 255 bytes"},
     {[](event& e) { e.event_type = std::string(256, 'x'); }, "event_type: must have 1 to 255"},
     {[](event& e) { e.event_type = "bad\xC3\x28"; }, "event_type: is not valid UTF-8"},
-    {[](event& e) { e.payload = "{\"a\":NaN}"; }, "payload: is not valid JSON"},
+    {[](event& e) { e.payload = "{\"a\":NaN}"; }, "payload: not valid JSON"},
     {[](event& e) { e.payload = "{\"a\":\"\xC3\x28\"}"; }, "payload: is not valid UTF-8"},
     {[](event& e) { e.key = std::string{}; }, "key: must be non-empty"},
     {[](event& e) { e.ttl_seconds = -1; }, "ttl_seconds = -1: must be >= 0"},

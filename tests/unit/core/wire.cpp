@@ -120,7 +120,8 @@ CAF_TEST(bad result messages are refused with a safe reason) {
            + R"(,"job":"J","outcome":)" + outcome + "}";
   };
   auto q = [](const std::string& s) { return "\"" + s + "\""; };
-  CAF_CHECK_EQUAL(why("{not json"), "result message: not valid JSON");
+  CAF_CHECK_EQUAL(why("{not json"), "result message: not valid JSON at offset "
+                                    "1: Missing a name for object member.");
   CAF_CHECK_EQUAL(why("17"), "result message: not a JSON object");
   CAF_CHECK_EQUAL(why("[1]"), "result message: entry 1: not a JSON object");
   CAF_CHECK_EQUAL(why(R"({"outboxDispatchId":"x"})"),
@@ -235,7 +236,9 @@ CAF_TEST(a bad entry of a batch is refused alone and named by its place) {
 
 CAF_TEST(a result message as a whole is refused when it is no result) {
   using v = std::vector<std::string>;
-  CAF_CHECK_EQUAL(refusals("{not json"), v{"result message: not valid JSON"});
+  CAF_CHECK_EQUAL(refusals("{not json"),
+                  v{"result message: not valid JSON at offset 1: Missing a "
+                    "name for object member."});
   CAF_CHECK_EQUAL(refusals("17"), v{"result message: not a JSON object"});
   CAF_CHECK_EQUAL(refusals("[]"), v{"result message: an array must hold 1 to "
                                     "1000 results"});
@@ -326,7 +329,8 @@ CAF_TEST(bad job messages are refused and attributed when possible) {
     auto r = parse_job_message(body);
     return r ? "accepted" : context_of(r.error());
   };
-  CAF_CHECK_EQUAL(reason("nope"), "job message: not valid JSON");
+  CAF_CHECK_EQUAL(reason("nope"),
+                  "job message: not valid JSON at offset 1: Invalid value.");
   CAF_CHECK_EQUAL(reason("[]"), "job message: not a JSON object");
   CAF_CHECK_EQUAL(reason(R"({"job":"J"})"),
                   "job message: outboxDeliveryId, outboxDispatchId (a UUID) "
