@@ -96,3 +96,10 @@ CAF_TEST(every bad flag is reported at once) {
   h.join = "h:1";
   CAF_CHECK_EQUAL(problems(h), "--join: the status node is the one others join");
 }
+
+CAF_TEST(a queue named twice is refused) {
+  // Two dispatchers of one queue in one process would only compete.
+  node_flags f;
+  f.queues = {"qa,qb,qa"};
+  CAF_CHECK_EQUAL(problems(f), "--queues: \"qa\" is given twice");
+}

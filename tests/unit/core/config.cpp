@@ -1,6 +1,8 @@
 #define CAF_SUITE core.config
 #include <caf/test/unit_test.hpp>
 
+#include <cstdio>
+
 #include "core/config.hpp"
 #include "core/errors.hpp"
 
@@ -269,4 +271,98 @@ CAF_TEST(the shipped example configs are valid) {
       CAF_FAIL(name << ": " << render(cfg.error()));
     CAF_CHECK(!cfg->routes.empty());
   }
+}
+
+namespace {
+
+// The config's problems for one route of event type "e".
+std::string route_errors(const std::string& route) {
+  return errors_of(R"({"routes": {"e": [)" + route + "]}}");
+}
+
+bool mentions(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+CAF_TEST(only small regular files are read as config) {
+  // /dev/zero was read without end; a FIFO would wait for a writer.
+  auto zero = load_config("/dev/zero", no_env);
+  CAF_REQUIRE(!zero);
+  CAF_CHECK(mentions(render(zero.error()), "is not a regular file"));
+  auto dir = load_config("/tmp", no_env);
+  CAF_REQUIRE(!dir);
+  CAF_CHECK(mentions(render(dir.error()), "is not a regular file"));
+  auto path = std::string{"/tmp/outbox-config-test-big.json"};
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    CAF_REQUIRE(f != nullptr);
+    std::string line(1024, ' ');
+    for (int i = 0; i < 1025; ++i)
+      std::fputs(line.c_str(), f);
+    std::fclose(f);
+  }
+  auto big = load_config(path, no_env);
+  std::remove(path.c_str());
+  CAF_REQUIRE(!big);
+  CAF_CHECK(mentions(render(big.error()), "is larger than 1048576 bytes"));
+}
+
+CAF_TEST(a config nested deeply or holding a NUL byte is unreadable) {
+  auto deep = parse_config("{\"routes\": " + std::string(100000, '[')
+                             + std::string(100000, ']') + "}",
+                           no_env);
+  CAF_REQUIRE(!deep);
+  CAF_CHECK_EQUAL(render(deep.error()),
+                  "config_unreadable: nested deeper than 16 levels");
+  // Text after a NUL byte was silently ignored.
+  auto nul = parse_config(std::string{"{\"routes\": {}}\0{\"x\":", 20}, no_env);
+  CAF_REQUIRE(!nul);
+  CAF_CHECK_EQUAL(render(nul.error()), "config_unreadable: contains a NUL byte");
+}
+
+CAF_TEST(an event type listed twice in routes is refused) {
+  auto text = errors_of(R"({"routes": {"e": [{"job": "A", "queue": "q"}],
+                                         "e": [{"job": "B", "queue": "q"}]}})");
+  CAF_CHECK(mentions(text, "routes[\"e\"]: given more than once"));
+}
+
+CAF_TEST(table and function names PostgreSQL reserves are refused) {
+  for (auto name : {"select", "user", "order", "table", "pg_class", "pg_x"}) {
+    auto text = errors_of(R"({"eventsTableName": ")" + std::string{name}
+                          + R"(", "routes": {}})");
+    CAF_CHECK(mentions(text, "eventsTableName = \"" + std::string{name} + "\""));
+  }
+  CAF_CHECK(mentions(errors_of(R"({"publishFunctionName": "select", "routes": {}})"),
+                     "is a keyword of PostgreSQL's SQL"));
+  CAF_CHECK(mentions(errors_of(R"({"deliveriesTableName": "pg_class", "routes": {}})"),
+                     "must not start with \"pg_\""));
+  // Unreserved keywords and names merely containing one are fine.
+  CAF_CHECK_EQUAL(errors_of(R"({"eventsTableName": "events", "routes": {}})"), "");
+  CAF_CHECK_EQUAL(errors_of(R"({"eventsTableName": "user_events", "routes": {}})"),
+                  "");
+}
+
+CAF_TEST(jobs and queues must be names the broker and workers take) {
+  CAF_CHECK(mentions(route_errors(R"({"job": ")" + std::string(256, 'j')
+                                  + R"(", "queue": "q"})"),
+                     "job = \"jjj"));
+  CAF_CHECK(mentions(route_errors(R"({"job": ")" + std::string(256, 'j')
+                                  + R"(", "queue": "q"})"),
+                     "must have at most 255 bytes"));
+  CAF_CHECK_EQUAL(route_errors(R"({"job": ")" + std::string(255, 'j')
+                               + R"(", "queue": "q"})"),
+                  "");
+  CAF_CHECK(mentions(route_errors(R"({"job": "A\u0000B", "queue": "q"})"),
+                     "must not contain control characters"));
+  CAF_CHECK(mentions(route_errors(R"({"job": "A", "queue": "q\u0000"})"),
+                     "must not contain control characters"));
+  CAF_CHECK(mentions(route_errors(R"({"job": "A", "queue": "a\nb"})"),
+                     "must not contain control characters"));
+  CAF_CHECK(mentions(route_errors(R"({"job": "A", "queue": "   "})"),
+                     "must not be only spaces"));
+  CAF_CHECK(mentions(errors_of(R"({"routes": {"a\u0001": [{"job": "A", "queue": "q"}]}})"),
+                     "routes[\"a\\u0001\"]: an event type must not contain "
+                     "control characters"));
 }

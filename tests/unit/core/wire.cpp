@@ -350,3 +350,39 @@ CAF_TEST(bad job messages are refused and attributed when possible) {
   CAF_CHECK_EQUAL(reason(bad_flag),
                   "job message: outboxLastAttempt must be true or false");
 }
+
+CAF_TEST(messages nested too deep are refused without exhausting the stack) {
+  // 200,000 '[' on a results queue crashed outboxd at every restart, and a
+  // job nested 1,000,000 deep crashed the worker.
+  CAF_CHECK_EQUAL(why(std::string(200000, '[')),
+                  "result message: nested deeper than 65 levels");
+  auto deep_payload = std::string(1000000, '[') + std::string(1000000, ']');
+  auto job = R"({"job":"J","eventType":"e","outboxEventId":"1",)"
+             R"("outboxDeliveryId":"2","outboxDispatchId":")"
+             + std::string{"123e4567-e89b-12d3-a456-426614174000"}
+             + R"(","outboxLastAttempt":false,"payload":)" + deep_payload + "}";
+  auto parsed = parse_job_message(job);
+  CAF_REQUIRE(!parsed);
+  CAF_CHECK_EQUAL(context_of(parsed.error()),
+                  "job message: nested deeper than 65 levels");
+  // A payload 64 levels deep (the producer API's limit) still travels.
+  auto ok = R"({"job":"J","eventType":"e","outboxEventId":"1",)"
+            R"("outboxDeliveryId":"2","outboxDispatchId":")"
+            + std::string{"123e4567-e89b-12d3-a456-426614174000"}
+            + R"(","outboxLastAttempt":false,"payload":)"
+            + std::string(64, '[') + std::string(64, ']') + "}";
+  CAF_CHECK(parse_job_message(ok));
+}
+
+CAF_TEST(a key given twice makes a message ambiguous and is refused) {
+  auto uuid = std::string{"123e4567-e89b-12d3-a456-426614174000"};
+  CAF_CHECK_EQUAL(why(R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
+                      + R"(","job":"J","outcome":"failed","outcome":"completed"})"),
+                  "result message: a key is given twice");
+  auto job = parse_job_message(
+    R"({"job":"J","job":"K","eventType":"e","outboxEventId":"1",)"
+    R"("outboxDeliveryId":"2","outboxDispatchId":")"
+    + uuid + R"(","outboxLastAttempt":false,"payload":{}})");
+  CAF_REQUIRE(!job);
+  CAF_CHECK_EQUAL(context_of(job.error()), "job message: a key is given twice");
+}
