@@ -7,6 +7,8 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include "core/text.hpp"
+
 namespace outbox {
 
 namespace {
@@ -29,11 +31,14 @@ public:
   bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
     return doc_.RawNumber(s, n, copy);
   }
+  // RapidJSON checks the bytes of the text, not what an escape decodes
+  // to: "\udc00" (a lone low surrogate) would become invalid UTF-8 that
+  // the database refuses.
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
-    return doc_.String(s, n, copy);
+    return utf8(s, n) && doc_.String(s, n, copy);
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
-    return doc_.Key(s, n, copy);
+    return utf8(s, n) && doc_.Key(s, n, copy);
   }
   bool StartObject() { return enter() && doc_.StartObject(); }
   bool EndObject(rapidjson::SizeType n) {
@@ -47,8 +52,16 @@ public:
   }
 
   bool too_deep() const { return too_deep_; }
+  bool bad_utf8() const { return bad_utf8_; }
 
 private:
+  bool utf8(const char* s, rapidjson::SizeType n) {
+    if (is_valid_utf8({s, n}))
+      return true;
+    bad_utf8_ = true;
+    return false;
+  }
+
   bool enter() {
     if (++depth_ <= max_depth_)
       return true;
@@ -60,6 +73,7 @@ private:
   unsigned max_depth_;
   unsigned depth_ = 0;
   bool too_deep_ = false;
+  bool bad_utf8_ = false;
 };
 
 constexpr unsigned parse_flags = rapidjson::kParseIterativeFlag
@@ -98,6 +112,10 @@ std::optional<std::string> parse_json(std::string_view text,
   doc.Populate(generate);
   if (guard.too_deep())
     return "nested deeper than " + std::to_string(limits.max_depth) + " levels";
+  if (guard.bad_utf8()) {
+    doc.SetNull();
+    return "a string is not valid UTF-8";
+  }
   if (result.IsError()) {
     doc.SetNull();
     return parse_error_text(result);

@@ -43,6 +43,8 @@ std::optional<std::vector<int64_t>> parse_ids(const std::vector<std::string>& xs
     if (x.empty() || x.size() > 18 || x.find_first_not_of("0123456789") != std::string::npos)
       return std::nullopt;
     out.push_back(std::stoll(x));
+    if (out.back() == 0) // ids start at 1: 0 names nothing
+      return std::nullopt;
   }
   return out;
 }

@@ -68,6 +68,10 @@ std::string check_option_names(const caf::config_option_set& own,
       name = "help";
     if (name.empty())
       return a.substr(0, 2) + ": no such option (see --help)";
+    // CAF's own global options read a file of CAF settings (any file, even
+    // /dev/zero) or print every setting, passphrases included.
+    if (name == "config-file" || name == "dump-config")
+      return "--" + name + ": not supported by this program";
     bool ours = own.cli_long_name_lookup(name) != nullptr;
     if (!ours && !is_help(name) && !is_passed_caf_option(name))
       return "--" + name + ": no such option (see --help)";

@@ -88,3 +88,11 @@ CAF_TEST(duplicate keys are found) {
   CAF_REQUIRE(!parse_json(R"({"a":1,"b":{"a":2}})", {1 << 10, 4}, doc));
   CAF_CHECK(!has_duplicate_keys(doc));
 }
+
+CAF_TEST(an escape that decodes to invalid UTF-8 is refused) {
+  // A lone low surrogate passed RapidJSON's check of the text's bytes and
+  // became bytes the database refuses (a result's reason, say).
+  CAF_CHECK_EQUAL(verdict(R"({"reason":"\udc00"})"), "a string is not valid UTF-8");
+  CAF_CHECK_EQUAL(verdict(R"({"\udfff":1})"), "a string is not valid UTF-8");
+  CAF_CHECK_EQUAL(verdict(R"({"x":"\ud83d\ude00"})"), "accepted"); // a pair
+}
