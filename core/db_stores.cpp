@@ -71,7 +71,9 @@ db_status_store::db_status_store(std::string url, const schema_names& names)
 }
 
 caf::expected<status_counts> db_status_store::read() {
-  return session_.run<status_counts>(
+  // A read: the first status request after a database restart answers
+  // from a new connection instead of reporting the database unavailable.
+  return session_.run_reconnecting<status_counts>(
     [&](pg_connection& c) { return repo_.read(c); });
 }
 

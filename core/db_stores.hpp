@@ -61,6 +61,19 @@ public:
     return result;
   }
 
+  /// As run(), but when `f` failed on a connection kept from an earlier
+  /// call that turned out broken (the server restarted meanwhile), it runs
+  /// once more on a new one. Only for work that may run twice: a write
+  /// whose COMMIT was lost with the connection may have happened.
+  template <class T, class F>
+  caf::expected<T> run_reconnecting(F f) {
+    bool kept = conn_.has_value();
+    auto result = run<T>(f);
+    if (!result && kept && !conn_)
+      return run<T>(f);
+    return result;
+  }
+
 private:
   std::string url_;
   std::string settings_;

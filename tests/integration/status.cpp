@@ -1,13 +1,36 @@
 #define CAF_SUITE integration.status
 #include <caf/test/unit_test.hpp>
 
+#include <chrono>
+#include <thread>
+
+#include "core/db_stores.hpp"
 #include "core/status_repository.hpp"
 #include "tests/integration/delivery_fixture.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
 
-CAF_TEST_FIXTURE_SCOPE(status_tests, delivery_fixture)
+namespace {
+
+struct status_fixture : delivery_fixture {
+  // Until the terminated backend has left pg_stat_activity (at most 10 s).
+  bool wait_until_gone(const std::string& name) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+    while (std::chrono::steady_clock::now() < until) {
+      auto rows = must_exec(db, "SELECT 1 FROM pg_stat_activity WHERE "
+                                "application_name = $1", {name});
+      if (rows.size() == 0)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    return false;
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(status_tests, status_fixture)
 
 CAF_TEST(empty tables give zeros for every status) {
   status_repository st{names};
@@ -40,6 +63,23 @@ CAF_TEST(counts are given per status and per queue) {
   CAF_CHECK_EQUAL(s->per_queue["qb"].per_status["pending"], 2);
   CAF_CHECK_EQUAL(s->per_queue["qb"].per_status["failed"], 0);
   CAF_CHECK(s->oldest_open_age_seconds >= 0.0);
+}
+
+CAF_TEST(the first read after the connection was lost answers from a new one) {
+  // Its own application_name tells this store's backend from every other.
+  auto name = "outbox_status_" + names.events;
+  db_status_store store{database_url() + " application_name=" + name, names};
+  CAF_REQUIRE(store.read());
+  // What a server restart does to a kept connection.
+  auto killed = must_exec(db, "SELECT pg_terminate_backend(pid) FROM "
+                              "pg_stat_activity WHERE application_name = $1",
+                          {name});
+  CAF_REQUIRE_EQUAL(killed.size(), 1);
+  CAF_REQUIRE(wait_until_gone(name));
+  auto s = store.read();
+  if (!s)
+    CAF_FAIL("status read failed: " << render(s.error()));
+  CAF_CHECK_EQUAL(s->per_status.size(), 6u);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
