@@ -37,7 +37,8 @@ service_owner() {
 
 postgres_start() {
   local dir=$1/postgres port
-  port=$(free_port) || return 1
+  # A restart keeps the port, so that clients find the server again.
+  if [ -f "$dir/port" ]; then port=$(cat "$dir/port"); else port=$(free_port) || return 1; fi
   mkdir -p "$dir"
   service_owner postgres "$dir"
   if [ ! -d "$dir/data" ]; then
@@ -81,11 +82,17 @@ rabbitmq_start() {
   local dir=$1/rabbitmq
   mkdir -p "$dir"
   if ! pgrep -x epmd >/dev/null; then touch "$dir/started_epmd"; fi
-  free_port >"$dir/port" || return 1
-  free_port >"$dir/dist_port" || return 1
+  # A restart (rabbitmq_halt, then this) keeps the ports.
+  [ -f "$dir/port" ] || free_port >"$dir/port" || return 1
+  [ -f "$dir/dist_port" ] || free_port >"$dir/dist_port" || return 1
   echo "[]." >"$dir/enabled_plugins"
   # Loopback-only listener; guest may log in from loopback by default.
   echo "loopback_users.guest = true" >"$dir/rabbitmq.conf"
+  # RABBITMQ_TEST_HEARTBEAT: the heartbeat the broker proposes, in seconds
+  # (the fault tests lower it to see idle connections survive).
+  if [ -n "${RABBITMQ_TEST_HEARTBEAT:-}" ]; then
+    echo "heartbeat = $RABBITMQ_TEST_HEARTBEAT" >>"$dir/rabbitmq.conf"
+  fi
   echo "[]." >"$dir/advanced.config"
   service_owner rabbitmq "$dir"
   ( rabbitmq_env "$1"
@@ -105,7 +112,8 @@ rabbitmq_start() {
   export OUTBOX_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$(cat "$dir/port")/"
 }
 
-rabbitmq_stop() {
+# Stops the node but keeps its ports and data for rabbitmq_start.
+rabbitmq_halt() {
   local dir=$1/rabbitmq
   [ -f "$dir/port" ] || return 0
   local node pid=""
@@ -119,6 +127,12 @@ rabbitmq_stop() {
     for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$pid" 2>/dev/null || true
   fi
+}
+
+rabbitmq_stop() {
+  local dir=$1/rabbitmq
+  [ -f "$dir/port" ] || return 0
+  rabbitmq_halt "$1"
   if [ -f "$dir/started_epmd" ]; then epmd -kill >/dev/null 2>&1 || true; fi
   rm -f "$dir/port" "$dir/started_epmd"
 }

@@ -1,0 +1,210 @@
+#include "tests/faults/fault_cluster.hpp"
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <caf/test/unit_test.hpp>
+
+namespace outbox::testing {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+std::map<int64_t, int64_t> read_journal(const std::string& path) {
+  std::map<int64_t, int64_t> runs;
+  std::ifstream in{path};
+  int64_t id = 0;
+  while (in >> id)
+    ++runs[id];
+  return runs;
+}
+
+std::string route_json(const std::string& job, const std::string& queue,
+                       const std::string& delays, int timeout) {
+  return "{\"job\": \"" + job + "\", \"queue\": \"" + queue
+         + "\", \"retryDelaysSeconds\": " + delays
+         + ", \"deliveryTimeoutSeconds\": " + std::to_string(timeout) + "}";
+}
+
+} // namespace
+
+fault_cluster::fault_cluster(std::string retry_delays, int timeout_seconds)
+  : jobs_queue(queue("jobs")),
+    mail_queue(queue("mail")),
+    dir("/tmp/" + queue_prefix + "faults/"),
+    config_path_(dir + "outbox.json"),
+    status_port_(std::to_string(free_port())) {
+  std::string cmd = "mkdir -p " + dir;
+  CAF_REQUIRE_EQUAL(std::system(cmd.c_str()), 0);
+  write_config_file(config_path_,
+                    "{\"e\": [" + route_json("J", jobs_queue, retry_delays,
+                                             timeout_seconds)
+                      + ", "
+                      + route_json("K", mail_queue, retry_delays,
+                                   timeout_seconds)
+                      + "]}",
+                    50);
+}
+
+fault_cluster::~fault_cluster() {
+  if (publisher_.joinable())
+    publisher_.join();
+  workers.clear();
+  dispatcher_node.reset();
+  router_node.reset();
+  status_node.reset();
+  std::string cmd = "rm -rf " + dir;
+  [[maybe_unused]] auto rc = std::system(cmd.c_str());
+}
+
+std::unique_ptr<child_process>
+fault_cluster::start_node(const std::string& name, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--config", config_path_});
+  return std::make_unique<child_process>(OUTBOXD_PATH, args, dir + name + ".log");
+}
+
+void fault_cluster::start_status_node() {
+  status_node = start_node("status", {"--roles", "status", "--listen",
+                                      "127.0.0.1:" + status_port_});
+}
+
+void fault_cluster::start_router_node() {
+  router_node = start_node("router", {"--roles=router,sweeper", "--join",
+                                      "127.0.0.1:" + status_port_});
+}
+
+void fault_cluster::start_dispatcher_node() {
+  dispatcher_node = start_node("dispatcher",
+                               {"--roles", "dispatcher,results", "--join",
+                                "127.0.0.1:" + status_port_});
+}
+
+void fault_cluster::start_all() {
+  start_status_node();
+  start_router_node();
+  start_dispatcher_node();
+}
+
+void fault_cluster::start_workers(int job_ms, int prefetch) {
+  for (auto [q, job] : {std::pair{jobs_queue, "J"}, std::pair{mail_queue, "K"}}) {
+    auto n = std::to_string(workers.size());
+    workers.push_back(std::make_unique<child_process>(
+      FAULT_WORKER_PATH,
+      std::vector<std::string>{"--config", config_path_, "--queue", q, "--job",
+                               job, "--journal", dir + "journal-" + n,
+                               "--job-ms", std::to_string(job_ms),
+                               "--prefetch", std::to_string(prefetch)},
+      dir + "worker-" + n + ".log"));
+  }
+}
+
+void fault_cluster::publish_in_background(int n, int per_second) {
+  wait_published();
+  published_ += n;
+  publisher_ = std::thread{[this, n, per_second] {
+    std::optional<pg_connection> conn;
+    auto start = clock_type::now();
+    auto url = database_url();
+    auto sql = "SELECT " + names.publish_function + "('e', $1)";
+    for (int i = 0; i < n;) {
+      if (per_second > 0)
+        std::this_thread::sleep_until(
+          start + std::chrono::microseconds{int64_t{1000000} * i / per_second});
+      if (!conn || !conn->ok()) {
+        conn.reset();
+        if (auto c = pg_connection::connect(url))
+          conn.emplace(std::move(*c));
+      }
+      // The scenario may have stopped the database: try again shortly.
+      if (!conn || !conn->exec("publish", sql, {"{\"n\":" + std::to_string(i) + "}"})) {
+        conn.reset();
+        std::this_thread::sleep_for(std::chrono::milliseconds{100});
+        continue;
+      }
+      ++i;
+    }
+  }};
+}
+
+void fault_cluster::wait_published() {
+  if (publisher_.joinable())
+    publisher_.join();
+}
+
+fault_verdict fault_cluster::settle(std::chrono::seconds limit) {
+  wait_published();
+  fault_verdict v;
+  v.expected = published_ * 2;
+  auto start = clock_type::now();
+  auto all_final = [&] {
+    auto rows = must_exec(db, "SELECT count(*), count(*) FILTER (WHERE status "
+                              "IN ('pending', 'dispatched')) FROM "
+                                + names.deliveries);
+    return rows.int64(0, 0) == v.expected && rows.int64(0, 1) == 0;
+  };
+  wait_until(all_final, limit);
+  v.recovery_seconds =
+    std::chrono::duration<double>(clock_type::now() - start).count();
+  v.deliveries = must_exec(db, "SELECT count(*) FROM " + names.deliveries).int64(0, 0);
+  v.completed = count_status("completed");
+  v.failed = count_status("failed");
+  v.open = count_status("pending") + count_status("dispatched");
+  std::map<int64_t, int64_t> runs;
+  for (size_t i = 0; i < workers.size(); ++i)
+    for (auto [id, n] : read_journal(dir + "journal-" + std::to_string(i)))
+      runs[id] += n;
+  auto failed = must_exec(db, "SELECT id FROM " + names.deliveries
+                                + " WHERE status = 'failed'");
+  for (int i = 0; i < failed.size(); ++i)
+    v.failed_but_ran += runs.count(failed.int64(i, 0));
+  for (auto [id, n] : runs) {
+    v.runs += n;
+    v.resent += n - 1;
+  }
+  return v;
+}
+
+void fault_cluster::check(const std::string& scenario, const fault_verdict& v) {
+  CAF_MESSAGE("scenario " << scenario << ": expected " << v.expected
+                          << ", completed " << v.completed << ", failed "
+                          << v.failed << ", open " << v.open << ", resent "
+                          << v.resent << ", recovery " << v.recovery_seconds
+                          << " s");
+  CAF_CHECK_EQUAL(v.deliveries, v.expected); // none lost
+  CAF_CHECK_EQUAL(v.open, 0);                 // every one final
+  CAF_CHECK_EQUAL(v.failed_but_ran, 0);
+  CAF_CHECK_EQUAL(v.failed, 0); // the workers complete every job
+  CAF_CHECK_LESS(v.resent * 100, v.expected); // under 1%
+}
+
+double fault_cluster::completion_p50(int64_t since_event_id) {
+  auto rows = must_exec(
+    db, "SELECT COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY "
+        "extract(epoch FROM d.completed_at - e.created_at)), 0) FROM "
+          + names.deliveries + " d JOIN " + names.events
+          + " e ON e.id = d.event_id WHERE d.status = 'completed' AND e.id > $1",
+    {std::to_string(since_event_id)});
+  return std::stod(rows.text(0, 0));
+}
+
+int64_t fault_cluster::last_event_id() {
+  return must_exec(db, "SELECT COALESCE(max(id), 0) FROM " + names.events)
+    .int64(0, 0);
+}
+
+int fault_cluster::warning_lines(const std::string& node) {
+  std::ifstream in{dir + node + ".log"};
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (line.find("level=warning") != std::string::npos
+        || line.find("level=error") != std::string::npos)
+      ++n;
+  return n;
+}
+
+} // namespace outbox::testing

@@ -1,0 +1,86 @@
+// The cluster the fault tests drive: three outboxd processes (status;
+// router+sweeper; dispatcher+results) over the fixture's tables, a
+// fault_worker per queue, events published at a steady rate, and the
+// verdict every scenario checks: every delivery final, none lost, none
+// failed that a worker completed, resends under 1%.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/test/unit_test.hpp>
+
+#include "tests/integration/child_process.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+
+namespace outbox::testing {
+
+struct fault_verdict {
+  int64_t expected = 0;  ///< deliveries the events asked for
+  int64_t deliveries = 0;
+  int64_t completed = 0;
+  int64_t failed = 0;
+  int64_t open = 0;      ///< not final yet
+  int64_t failed_but_ran = 0; ///< failed although a worker completed it
+  int64_t runs = 0;      ///< job runs the workers journaled
+  int64_t resent = 0;    ///< runs beyond one per delivery that ran
+  double recovery_seconds = 0;
+};
+
+class fault_cluster : public cluster_fixture {
+public:
+  /// Routes of event "e": job J on queue `jobs` and job K on queue `mail`,
+  /// each with `retry_delays` (JSON list) and `timeout_seconds`.
+  explicit fault_cluster(std::string retry_delays = "[1, 1]",
+                         int timeout_seconds = 5);
+  ~fault_cluster();
+
+  std::string jobs_queue, mail_queue;
+  std::string dir;
+
+  void start_status_node();
+  void start_router_node();
+  void start_dispatcher_node();
+  void start_all();
+  /// A fault_worker per queue, each job taking `job_ms`.
+  void start_workers(int job_ms = 0, int prefetch = 10);
+
+  std::unique_ptr<child_process> status_node, router_node, dispatcher_node;
+  std::vector<std::unique_ptr<child_process>> workers;
+
+  /// Publishes `n` events of type "e" at `per_second` on a thread of its
+  /// own (0: as fast as it can); wait_published() joins it.
+  void publish_in_background(int n, int per_second);
+  void wait_published();
+
+  /// Waits until no delivery is open (or `limit` passes), then judges.
+  fault_verdict settle(std::chrono::seconds limit = std::chrono::seconds{120});
+
+  /// Checks the verdict every scenario must meet, and reports it.
+  void check(const std::string& scenario, const fault_verdict& v);
+
+  /// Median seconds from an event's commit to its delivery's completion,
+  /// over the deliveries completed since `since_id` (an event id).
+  double completion_p50(int64_t since_event_id);
+
+  /// The newest event id (0 if none).
+  int64_t last_event_id();
+
+  const std::string& status_port() const { return status_port_; }
+
+  /// Lines of a node's log that are warnings or errors.
+  int warning_lines(const std::string& node);
+
+private:
+  std::unique_ptr<child_process> start_node(const std::string& name,
+                                            std::vector<std::string> args);
+  std::string config_path_;
+  std::string status_port_;
+  std::thread publisher_;
+  int64_t published_ = 0;
+};
+
+} // namespace outbox::testing

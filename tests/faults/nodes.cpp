@@ -1,0 +1,78 @@
+#define CAF_SUITE faults.nodes
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+
+#include "tests/faults/fault_cluster.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+CAF_TEST_FIXTURE_SCOPE(node_faults, fault_cluster)
+
+CAF_TEST(kill -9 of each node kind and of a worker loses nothing) {
+  start_all();
+  start_workers(5);
+  publish_in_background(800, 100);
+  auto progressed = [&](int64_t by) {
+    auto now = count_status("completed");
+    return wait_until([&] { return count_status("completed") >= now + by; });
+  };
+  CAF_REQUIRE(progressed(100));
+  router_node->signal(SIGKILL);
+  router_node->wait();
+  start_router_node();
+  CAF_REQUIRE(progressed(100));
+  dispatcher_node->signal(SIGKILL);
+  dispatcher_node->wait();
+  start_dispatcher_node();
+  CAF_REQUIRE(progressed(100));
+  // A worker killed while it holds unacked jobs: they go to the next one.
+  workers.front()->signal(SIGKILL);
+  workers.front()->wait();
+  start_workers(5);
+  CAF_REQUIRE(progressed(100));
+  status_node->signal(SIGKILL);
+  status_node->wait();
+  start_status_node();
+  auto v = settle();
+  check("kill -9 of router, dispatcher, worker and status nodes", v);
+}
+
+CAF_TEST(the data path keeps its pace while the status node is down and after) {
+  start_all();
+  start_workers();
+  // The normal pace, over a steady stream.
+  auto first = last_event_id();
+  publish_in_background(200, 100);
+  wait_published();
+  CAF_REQUIRE(wait_until([&] { return open_deliveries() == 0; }));
+  auto normal = completion_p50(first);
+  status_node->signal(SIGKILL);
+  status_node->wait();
+  auto down_from = last_event_id();
+  publish_in_background(200, 100);
+  wait_published();
+  CAF_REQUIRE(wait_until([&] { return open_deliveries() == 0; }));
+  auto while_down = completion_p50(down_from);
+  start_status_node();
+  // Back: every node has rejoined once the status view lists them all.
+  CAF_REQUIRE(wait_until([&] {
+    auto [rc, out] = run_command(std::string{OUTBOXCTL_PATH} + " status --json "
+                                 "--connect 127.0.0.1:" + status_port());
+    return rc == 0 && out.find("\"up\":false") == std::string::npos
+           && out.find("dispatcher") != std::string::npos;
+  }));
+  auto back_from = last_event_id();
+  publish_in_background(200, 100);
+  auto v = settle();
+  auto after = completion_p50(back_from);
+  CAF_MESSAGE("commit->completed p50: normal " << normal << " s, status node "
+              "down " << while_down << " s, back " << after << " s");
+  // Within twice the normal pace (and a few milliseconds of noise).
+  CAF_CHECK_LESS(while_down, 2 * normal + 0.005);
+  CAF_CHECK_LESS(after, 2 * normal + 0.005);
+  check("status node down and back", v);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,74 @@
+#include "tests/faults/private_services.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <caf/test/unit_test.hpp>
+
+#include "tests/integration/child_process.hpp"
+
+namespace outbox::testing {
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto s = text.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
+} // namespace
+
+private_services::private_services(int broker_heartbeat_seconds) {
+  char tmpl[] = "/tmp/outbox-faults.XXXXXX";
+  if (mkdtemp(tmpl) == nullptr)
+    CAF_FAIL("cannot make a folder for the fault test's servers");
+  dir_ = tmpl;
+  std::string heartbeat;
+  if (broker_heartbeat_seconds > 0)
+    heartbeat = "RABBITMQ_TEST_HEARTBEAT="
+                + std::to_string(broker_heartbeat_seconds) + " ";
+  shell("chmod 755 " + dir_ + " && " + heartbeat + "services_start " + dir_);
+  setenv("OUTBOX_TEST_DB_HOST", "127.0.0.1", 1);
+  setenv("OUTBOX_TEST_DB_PORT", read_file(dir_ + "/postgres/port").c_str(), 1);
+  setenv("OUTBOX_TEST_DB_DATABASE", "postgres", 1);
+  setenv("OUTBOX_TEST_DB_USERNAME", "postgres", 1);
+  setenv("OUTBOX_TEST_DB_PASSWORD", "", 1);
+  auto amqp = "amqp://guest:guest@127.0.0.1:"
+              + read_file(dir_ + "/rabbitmq/port") + "/";
+  setenv("OUTBOX_TEST_AMQP_URL", amqp.c_str(), 1);
+}
+
+private_services::~private_services() {
+  shell("services_stop " + dir_ + "; rm -rf " + dir_);
+}
+
+void private_services::stop_broker() {
+  shell("rabbitmq_halt " + dir_);
+}
+
+void private_services::start_broker() {
+  shell("rabbitmq_start " + dir_);
+}
+
+void private_services::stop_database() {
+  shell("postgres_stop " + dir_);
+}
+
+void private_services::start_database() {
+  shell("postgres_start " + dir_);
+}
+
+void private_services::shell(const std::string& calls) {
+  auto [rc, out] = run_command("bash -c 'source " + std::string{OUTBOX_SOURCE_DIR}
+                               + "/tools/lib/services.sh && " + calls + "'");
+  if (rc != 0)
+    CAF_FAIL("services: \"" << calls << "\" failed: " << out);
+}
+
+} // namespace outbox::testing

@@ -1,0 +1,36 @@
+// A PostgreSQL and a RabbitMQ of one fault test alone (tools/lib/services.sh
+// under a temp dir), so that the test may stop and restart them while the
+// other tests keep the shared servers. Constructed first, it points the
+// OUTBOX_TEST_* variables of this process (one CTest entry) at them, so the
+// integration fixtures work on them unchanged.
+#pragma once
+
+#include <string>
+
+namespace outbox::testing {
+
+class private_services {
+public:
+  /// `broker_heartbeat_seconds` > 0: the heartbeat the broker proposes.
+  explicit private_services(int broker_heartbeat_seconds = 0);
+  ~private_services();
+
+  private_services(const private_services&) = delete;
+  private_services& operator=(const private_services&) = delete;
+
+  void stop_broker();
+  void start_broker();
+  void stop_database();
+  void start_database();
+
+  /// The broker's log folder (its connection and heartbeat lines).
+  std::string broker_log_dir() const { return dir_ + "/rabbitmq/log"; }
+
+private:
+  // Runs `calls` after sourcing services.sh; fails the test if it fails.
+  void shell(const std::string& calls);
+
+  std::string dir_;
+};
+
+} // namespace outbox::testing
