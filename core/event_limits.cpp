@@ -31,19 +31,25 @@ long unicode_escape(const std::string& s, size_t i) {
   return v;
 }
 
-// True when the JSON number token `t` is beyond +-max_json_number, judged
-// on its decimal digits exactly, as PostgreSQL's numeric compares it (a
-// parse into a double may round either way, and RapidJSON's normal
-// precision does not round correctly at this edge).
-bool number_too_big(const std::string& t) {
+// The problem of the JSON number token `t`, nullopt when it is fine:
+// beyond +-max_json_number, judged on its decimal digits exactly as
+// PostgreSQL's numeric compares them (a parse into a double may round
+// either way, and RapidJSON's normal precision does not round correctly at
+// this edge); or with more decimal places than a numeric holds (16383:
+// PostgreSQL refuses the JSON, RapidJSON would read 0).
+std::optional<std::string> number_problem(const std::string& t) {
   size_t i = t.empty() || t[0] != '-' ? 0 : 1;
   std::string digits;     // integer and fraction digits, no leading zeros
   int64_t point = 0;      // value = 0.<digits> * 10^(point + exponent)
+  int64_t places = 0;     // fraction digits as written
   bool in_fraction = false;
   for (; i < t.size() && t[i] != 'e' && t[i] != 'E'; ++i) {
     if (t[i] == '.') {
       in_fraction = true;
-    } else if (digits.empty() && t[i] == '0') {
+      continue;
+    }
+    places += in_fraction;
+    if (digits.empty() && t[i] == '0') {
       if (in_fraction)
         --point;
     } else {
@@ -57,21 +63,27 @@ bool number_too_big(const std::string& t) {
     bool negative = ++i < t.size() && t[i] == '-';
     if (i < t.size() && (t[i] == '-' || t[i] == '+'))
       ++i;
-    for (; i < t.size(); ++i)
+    // Digits only (a malformed token is the parser's to refuse), capped
+    // far beyond any limit so that it cannot overflow.
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i)
       exponent = std::min<int64_t>(exponent * 10 + (t[i] - '0'), 1'000'000'000);
     if (negative)
       exponent = -exponent;
   }
+  if (places - exponent > 16383)
+    return std::string{"payload: is not valid JSON (a number with more than "
+                       "16383 decimal places)"};
   while (!digits.empty() && digits.back() == '0')
     digits.pop_back();
   if (digits.empty())
-    return false; // zero
+    return std::nullopt; // zero
   // max_json_number = 0.17976931348623157 * 10^309
   const std::string max_digits = "17976931348623157";
   auto magnitude = point + exponent;
-  if (magnitude != 309)
-    return magnitude > 309;
-  return digits.compare(max_digits) > 0;
+  if (magnitude > 309 || (magnitude == 309 && digits.compare(max_digits) > 0))
+    return std::string{"payload: JSON numbers must be within "
+                       "+-1.7976931348623157e308 (a double)"};
+  return std::nullopt;
 }
 
 bool number_char(char c) {
@@ -130,9 +142,8 @@ std::optional<std::string> json_text_problem(const std::string& json) {
       size_t end = i;
       while (end < json.size() && number_char(json[end]))
         ++end;
-      if (number_too_big(json.substr(i, end - i)))
-        return std::string{"payload: JSON numbers must be within "
-                           "+-1.7976931348623157e308 (a double)"};
+      if (auto problem = number_problem(json.substr(i, end - i)))
+        return problem;
       i = end - 1;
     }
   }

@@ -34,7 +34,8 @@ constexpr size_t max_payload_bytes = 8 * 1024 * 1024;
 
 /// application/json payloads: at most 64 nested arrays and objects, every
 /// number within +-1.7976931348623157e308 (an IEEE double: what a worker
-/// parses JSON numbers into).
+/// parses JSON numbers into) and of at most 16383 decimal places (what
+/// PostgreSQL's numeric holds).
 constexpr int max_json_depth = 64;
 constexpr double max_json_number = 1.7976931348623157e308;
 
@@ -48,7 +49,7 @@ constexpr size_t max_header_value_bytes = 4096;
 bool has_control_chars(const std::string& s);
 
 /// Looks at a JSON text without parsing it: the nesting depth of arrays
-/// and objects outside strings, `\u0000` escapes (the database's text
+/// and objects outside strings, the numbers' range, `\u0000` escapes (the database's text
 /// cannot hold NUL) and lone UTF-16 surrogate escapes (PostgreSQL refuses
 /// them; RapidJSON accepts a lone low one). Returns the safe message of the
 /// first problem, nullopt when there is none. It reads the text once, with

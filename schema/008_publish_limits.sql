@@ -59,7 +59,8 @@ BEGIN
       WHEN statement_too_complex THEN -- 54001: the parser's stack ran out
         RAISE EXCEPTION '{{publish_function}}: payload: JSON nesting must be at most 64 deep'
           USING ERRCODE = 'OB001';
-      WHEN others THEN
+      WHEN others THEN -- also a number of more than 16383 decimal places,
+                       -- which numeric cannot hold (event_limits.cpp says so)
         RAISE EXCEPTION '{{publish_function}}: payload is not valid JSON'
           USING ERRCODE = 'OB001';
     END;

@@ -112,6 +112,16 @@ CAF_TEST(the limits accept up to their edge and refuse beyond it) {
   CAF_CHECK(accepts([](event& e) { e.payload = "[0.00017976931348623157e312, -0.0e-5]"; }));
   CAF_CHECK(!accepts([](event& e) { e.payload = "[0.00017976931348623158e312]"; }));
   CAF_CHECK(accepts([](event& e) { e.payload = "[12345678901234567890123, 1E+300, 5e-400]"; }));
+  // Malformed number tokens stay the parser's to refuse (and never overflow
+  // the scan's exponent).
+  CAF_CHECK(!accepts([](event& e) { e.payload = "[1e" + std::string(40, '.') + "]"; }));
+  // PostgreSQL's numeric holds 16383 decimal places, RapidJSON reads 0.
+  CAF_CHECK(!accepts([](event& e) { e.payload = "[1e-" + std::string(40, '9') + "]"; }));
+  CAF_CHECK(accepts([](event& e) { e.payload = "[1e-16383, 0.5e-16382, -1.0e-16382]"; }));
+  CAF_CHECK(!accepts([](event& e) { e.payload = "[1e-16384]"; }));
+  CAF_CHECK(!accepts([](event& e) { e.payload = "[0.5e-16383]"; }));
+  CAF_CHECK(!accepts([](event& e) { e.payload = "[0e-20000]"; }));
+  CAF_CHECK(!accepts([](event& e) { e.payload = "[1e+" + std::string(40, '9') + "]"; }));
   CAF_CHECK(!accepts([](event& e) { e.payload = "[\"a\\u0000b\"]"; }));
   CAF_CHECK(accepts([](event& e) { e.payload = "[\"a\\\\u0000b\"]"; })); // an escaped backslash
   CAF_CHECK(!accepts([](event& e) { e.payload = "[\"\\udc00\"]"; }));
