@@ -476,18 +476,27 @@ delivery_repository::claim_one_by_one(pg_connection& conn,
   if (!ids)
     return ids.error();
   claim_result out;
+  bool any_claimed = false;
+  std::vector<std::pair<std::string, std::string>> failing; // id, SQLSTATE
   for (int i = 0; i < ids->size(); ++i) {
     auto id = ids->text(i, 0);
     // Each alone in autocommit, as the batch would have been.
     auto rows = conn.exec_prepared("claim_one", claim_one_sql_, {queue, id});
     if (rows) {
+      any_claimed = true;
       claim_cursor ignored;
       read_claim(*rows, out, ignored);
       continue;
     }
     if (!is_data_error(rows.error()))
       return rows.error(); // the connection, say: the pass fails as any other
-    auto state = sqlstate_of(rows.error());
+    failing.emplace_back(id, sqlstate_of(rows.error()));
+  }
+  // Every delivery failing alone too looks like our SQL rather than the
+  // rows: only the first is taken out, so such an error costs one per pass.
+  if (!any_claimed && failing.size() > 1)
+    failing.resize(1);
+  for (auto& [id, state] : failing) {
     auto q = conn.exec("quarantine_delivery", quarantine_sql_,
                        {id, "quarantined: the claim failed on this delivery "
                             "with SQLSTATE " + state});

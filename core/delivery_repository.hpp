@@ -53,7 +53,8 @@ public:
   /// the claim fails on the data of some row (is_data_error), it claims the
   /// same deliveries one at a time and quarantines those that still fail
   /// (status failed, last_error "quarantined: ..."): the others are sent in
-  /// the same pass.
+  /// the same pass. When every delivery fails alone too, only the first is
+  /// quarantined per pass.
   caf::expected<claim_result> claim_batch(pg_connection& conn,
                                           const std::string& queue,
                                           int32_t batch_size);

@@ -257,10 +257,13 @@ routing_repository::route_one_by_one(pg_connection& conn, int32_t batch_size,
   if (!ids)
     return ids.error();
   routing_result out;
+  bool any_routed = false;
+  std::vector<std::pair<std::string, std::string>> failing; // id, SQLSTATE
   for (int i = 0; i < ids->size(); ++i) {
     auto id = ids->text(i, 0);
     auto one = route_claimed(conn, "route_one", route_one_sql_, id);
     if (one) {
+      any_routed = true;
       out.events_routed += one->events_routed;
       out.deliveries_created += one->deliveries_created;
       out.deliveries_superseded += one->deliveries_superseded;
@@ -272,7 +275,13 @@ routing_repository::route_one_by_one(pg_connection& conn, int32_t batch_size,
     }
     if (!is_data_error(one.error()))
       return one.error(); // the connection, say: the pass fails as any other
-    auto state = sqlstate_of(one.error());
+    failing.emplace_back(id, sqlstate_of(one.error()));
+  }
+  // Every event failing alone too looks like our SQL rather than the rows:
+  // only the first is taken out, so such an error costs an event per pass.
+  if (!any_routed && failing.size() > 1)
+    failing.resize(1);
+  for (auto& [id, state] : failing) {
     auto reason = "routing failed on this event with SQLSTATE " + state;
     auto q = conn.exec("quarantine_event", quarantine_sql_, {id, reason});
     if (!q)

@@ -46,7 +46,8 @@ public:
   /// When the batch fails on the data of some row (is_data_error), it
   /// routes the same events one at a time, each in its own transaction,
   /// and quarantines those that still fail (schema/009_quarantine.sql):
-  /// the others are routed in the same pass.
+  /// the others are routed in the same pass. When every event fails alone
+  /// too, only the first is quarantined per pass.
   caf::expected<routing_result> route_batch(pg_connection& conn,
                                             int32_t batch_size);
 

@@ -102,6 +102,28 @@ CAF_TEST(a full batch that fails routes the other events one by one) {
   CAF_CHECK_EQUAL(count_status("pending"), 6);
 }
 
+// Only poison in the batch (or an error of our own SQL that every row
+// repeats): one row per pass, so a systematic error cannot empty the table.
+CAF_TEST(a batch of nothing but failing events quarantines one per pass) {
+  insert_event("t.key", long_key_sql);
+  insert_event("t.key", long_key_sql);
+  auto first = router.route_batch(db, 100);
+  CAF_REQUIRE(first);
+  CAF_CHECK_EQUAL(first->events_routed, 0);
+  CAF_CHECK_EQUAL(first->events_quarantined, 1);
+  auto second = router.route_batch(db, 100);
+  CAF_REQUIRE(second);
+  CAF_CHECK_EQUAL(second->events_quarantined, 1);
+  CAF_CHECK_EQUAL(text("SELECT count(*) FROM " + names.events
+                       + " WHERE quarantined_at IS NOT NULL"),
+                  "2");
+  publish("other", "{}");
+  auto third = router.route_batch(db, 100);
+  CAF_REQUIRE(third);
+  CAF_CHECK_EQUAL(third->events_routed, 1);
+  CAF_CHECK_EQUAL(third->events_quarantined, 0);
+}
+
 // Regression: (extract(epoch FROM 'infinity') * 1000000)::bigint failed
 // every claim of the queue with SQLSTATE 0A000. 'infinity' never expires.
 CAF_TEST(a delivery that never expires by infinity is sent with the others) {
@@ -160,6 +182,23 @@ CAF_TEST(a delivery the claim fails on is quarantined and the queue goes on) {
   CAF_CHECK_EQUAL(next->jobs.size(), 0u);
   CAF_CHECK_EQUAL(next->quarantined, 0);
   must_exec(db, "DROP FUNCTION " + names.deliveries + "_poison() CASCADE");
+}
+
+CAF_TEST(a claim that fails on every delivery quarantines one per pass) {
+  make_deliveries(3, {60});
+  must_exec(db, "CREATE FUNCTION " + names.deliveries + "_all() RETURNS trigger"
+                  " LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'all'"
+                  " USING ERRCODE = '22023'; END $$");
+  must_exec(db, "CREATE TRIGGER " + names.deliveries + "_all BEFORE UPDATE ON "
+                  + names.deliveries + " FOR EACH ROW WHEN (NEW.status = 'dispatched')"
+                  " EXECUTE FUNCTION " + names.deliveries + "_all()");
+  auto c = repo.claim_batch(db, "q", 100);
+  CAF_REQUIRE(c);
+  CAF_CHECK_EQUAL(c->jobs.size(), 0u);
+  CAF_CHECK_EQUAL(c->quarantined, 1);
+  CAF_CHECK_EQUAL(count_status("pending"), 2);
+  must_exec(db, "DROP FUNCTION " + names.deliveries + "_all() CASCADE");
+  CAF_CHECK_EQUAL(claim().jobs.size(), 2u);
 }
 
 // Not the row's fault: a statement failing otherwise quarantines nothing.
