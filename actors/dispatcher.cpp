@@ -32,7 +32,11 @@ public:
     out.counters["expired"] = claimed->expired;
     for (auto& t : claimed->transitions)
       out.events.push_back(transition_event(t));
-    out.more = static_cast<int64_t>(jobs.size()) + claimed->expired >= batch_size_;
+    if (claimed->quarantined > 0)
+      out.counters["quarantined"] = claimed->quarantined;
+    out.more = static_cast<int64_t>(jobs.size()) + claimed->expired
+                 + claimed->quarantined
+               >= batch_size_;
     if (!jobs.empty())
       out.error = publish(jobs, out);
     if (!out.more && claimed->next_ready_seconds)

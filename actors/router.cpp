@@ -52,9 +52,12 @@ public:
                               routed->events_routed, routed->deliveries_created,
                               routed->deliveries_superseded);
     out.rows = routed->events_routed;
-    out.more = routed->events_routed >= batch_size_;
+    // A quarantined event took a place in the batch as well.
+    out.more = routed->events_routed + routed->events_quarantined >= batch_size_;
     out.counters["deliveries"] = routed->deliveries_created;
     out.counters["superseded"] = routed->deliveries_superseded;
+    if (routed->events_quarantined > 0)
+      out.counters["quarantined"] = routed->events_quarantined;
     return out;
   }
 

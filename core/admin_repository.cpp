@@ -1,6 +1,7 @@
 #include "core/admin_repository.hpp"
 
 #include <map>
+#include <set>
 
 #include "core/pg_connection.hpp"
 
@@ -15,22 +16,17 @@ constexpr const char* final_statuses = "('completed', 'failed', 'expired', 'supe
 admin_repository::admin_repository(schema_names names) : names_(std::move(names)) {
 }
 
-caf::expected<std::vector<delivery_row>>
-admin_repository::list(pg_connection& conn, const std::string& status,
-                       const std::optional<std::string>& queue, int32_t limit) {
-  auto rows = conn.exec(
-    "list_deliveries",
-    fill_names("SELECT d.id, d.event_id, e.event_type, COALESCE(e.key, ''), d.job,"
-               " d.queue, d.status, COALESCE(d.last_error, ''), d.attempts,"
-               " extract(epoch FROM d.created_at)::bigint,"
-               " COALESCE(extract(epoch FROM d.finished_at)::bigint, 0)"
-               " FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id"
-               " WHERE d.status = $1 AND ($2::text IS NULL OR d.queue = $2)"
-               " ORDER BY d.id DESC LIMIT $3",
-               names_),
-    {status, queue, std::to_string(limit)});
-  if (!rows)
-    return rows.error();
+namespace {
+
+// The columns read_delivery_rows reads.
+constexpr const char* delivery_columns =
+  "SELECT d.id, d.event_id, e.event_type, COALESCE(e.key, ''), d.job,"
+  " d.queue, d.status, COALESCE(d.last_error, ''), d.attempts,"
+  " extract(epoch FROM d.created_at)::bigint,"
+  " COALESCE(extract(epoch FROM d.finished_at)::bigint, 0)"
+  " FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id";
+
+std::vector<delivery_row> read_delivery_rows(const pg_rows* rows) {
   std::vector<delivery_row> out;
   for (int i = 0; i < rows->size(); ++i) {
     delivery_row r;
@@ -47,6 +43,78 @@ admin_repository::list(pg_connection& conn, const std::string& status,
     r.finished_at = rows->int64(i, 10);
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+} // namespace
+
+caf::expected<std::vector<delivery_row>>
+admin_repository::list(pg_connection& conn, const std::string& status,
+                       const std::optional<std::string>& queue, int32_t limit) {
+  auto rows = conn.exec(
+    "list_deliveries",
+    fill_names(std::string{delivery_columns}
+                 + " WHERE d.status = $1 AND ($2::text IS NULL OR d.queue = $2)"
+                   " ORDER BY d.id DESC LIMIT $3",
+               names_),
+    {status, queue, std::to_string(limit)});
+  if (!rows)
+    return rows.error();
+  return read_delivery_rows(&*rows);
+}
+
+caf::expected<std::vector<delivery_row>>
+admin_repository::list_quarantined_deliveries(pg_connection& conn, int32_t limit) {
+  // By the index of the deliveries that gave up (schema/005).
+  auto rows = conn.exec(
+    "list_quarantined_deliveries",
+    fill_names(std::string{delivery_columns}
+                 + " WHERE d.status = 'failed' AND d.last_error LIKE 'quarantined:%'"
+                   " ORDER BY d.id DESC LIMIT $1",
+               names_),
+    {std::to_string(limit)});
+  if (!rows)
+    return rows.error();
+  return read_delivery_rows(&*rows);
+}
+
+caf::expected<std::vector<quarantined_event>>
+admin_repository::list_quarantined_events(pg_connection& conn, int32_t limit) {
+  auto rows = conn.exec(
+    "list_quarantined_events",
+    fill_names("SELECT id, event_type, COALESCE(quarantine_reason, ''),"
+               " COALESCE(octet_length(key), -1),"
+               " extract(epoch FROM created_at)::bigint,"
+               " extract(epoch FROM quarantined_at)::bigint"
+               " FROM {{events}} WHERE quarantined_at IS NOT NULL"
+               " ORDER BY id DESC LIMIT $1",
+               names_),
+    {std::to_string(limit)});
+  if (!rows)
+    return rows.error();
+  std::vector<quarantined_event> out;
+  for (int i = 0; i < rows->size(); ++i)
+    out.push_back({rows->int64(i, 0), rows->text(i, 1), rows->text(i, 2),
+                   rows->int64(i, 3), rows->int64(i, 4), rows->int64(i, 5)});
+  return out;
+}
+
+caf::expected<std::vector<admin_verdict>>
+admin_repository::discard(pg_connection& conn, const std::vector<int64_t>& ids) {
+  auto rows = conn.exec(
+    "discard_events",
+    fill_names("DELETE FROM {{events}} WHERE id = ANY($1::bigint[])"
+               " AND quarantined_at IS NOT NULL RETURNING id",
+               names_),
+    {pg_int_array(ids)});
+  if (!rows)
+    return rows.error();
+  std::set<int64_t> gone;
+  for (int i = 0; i < rows->size(); ++i)
+    gone.insert(rows->int64(i, 0));
+  std::vector<admin_verdict> out;
+  for (auto id : ids)
+    out.push_back(gone.count(id) ? admin_verdict::done : admin_verdict::unknown);
   return out;
 }
 
@@ -176,7 +244,8 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
     auto rows = conn.exec(
       "prune_events",
       fill_names("DELETE FROM {{events}} WHERE id IN (SELECT e.id FROM {{events}} e"
-                 " WHERE e.routed_at IS NOT NULL AND e.routed_at < now() -"
+                 " WHERE e.routed_at IS NOT NULL AND e.quarantined_at IS NULL"
+                 " AND e.routed_at < now() -"
                  " make_interval(hours => $1::int) AND NOT EXISTS (SELECT 1 FROM"
                  " {{deliveries}} d WHERE d.event_id = e.id) LIMIT $2 FOR UPDATE"
                  " SKIP LOCKED) RETURNING id",

@@ -24,6 +24,15 @@ struct delivery_row {
   int64_t created_at = 0, finished_at = 0; ///< Unix seconds, 0 = none
 };
 
+/// A quarantined event (never the payload or the key, which may be what
+/// made it fail: the key's length in bytes instead).
+struct quarantined_event {
+  int64_t event_id = 0;
+  std::string event_type, reason;
+  int64_t key_bytes = -1; ///< -1: no key
+  int64_t created_at = 0, quarantined_at = 0; ///< Unix seconds
+};
+
 /// What a verb did to one id.
 enum class admin_verdict { done, unknown, not_final, wrong_status };
 
@@ -49,6 +58,20 @@ public:
   /// optionally of one queue; returns how many.
   caf::expected<int64_t> retry_all(pg_connection& conn, const std::string& status,
                                    const std::optional<std::string>& queue);
+
+  /// Quarantined events, newest first (schema/009_quarantine.sql).
+  caf::expected<std::vector<quarantined_event>>
+  list_quarantined_events(pg_connection& conn, int32_t limit);
+
+  /// Deliveries the claim quarantined (failed, last_error "quarantined:
+  /// ..."), newest first.
+  caf::expected<std::vector<delivery_row>>
+  list_quarantined_deliveries(pg_connection& conn, int32_t limit);
+
+  /// Deletes quarantined events (with any delivery they have); an id that
+  /// is not a quarantined event is `unknown`.
+  caf::expected<std::vector<admin_verdict>>
+  discard(pg_connection& conn, const std::vector<int64_t>& ids);
 
   /// Deletes one final delivery, and its event when no delivery is left.
   caf::expected<admin_verdict> forget(pg_connection& conn, int64_t id);

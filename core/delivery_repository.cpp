@@ -5,7 +5,9 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/logging.hpp"
 #include "core/pg_connection.hpp"
+#include "core/timestamp.hpp"
 
 namespace outbox {
 
@@ -19,14 +21,7 @@ namespace {
 // after the key ($3, $4) where a run of full batches left off (see
 // claim_cursor), and the 'after' row gives the last key taken.
 constexpr const char* claim_sql = R"sql(
-WITH ready AS (
-  SELECT id, available_at FROM {{deliveries}}
-  WHERE queue = $1 AND status = 'pending' AND available_at <= now()
-    AND (available_at, id) > ($3::timestamptz, $4::bigint)
-  ORDER BY available_at, id
-  LIMIT $2
-  FOR UPDATE SKIP LOCKED
-), expired AS (
+WITH ready AS ({{ready}}), expired AS (
   UPDATE {{deliveries}} d
   SET status = 'expired', finished_at = now(),
       last_error = 'time to live ran out before sending'
@@ -45,7 +40,7 @@ WITH ready AS (
 SELECT 'send', c.id, c.event_id, c.job, c.queue, c.dispatch_id::text,
        e.event_type, COALESCE(c.payload_override, e.payload), e.content_type,
        COALESCE(e.headers::text, ''), c.attempts, c.retry_delays::text,
-       c.repeat_last_delay, (extract(epoch FROM c.expires_at) * 1000000)::bigint,
+       c.repeat_last_delay, {{expires_us:c.expires_at}},
        (extract(epoch FROM now()) * 1000000)::bigint
 FROM claimed c JOIN {{events}} e ON e.id = c.event_id
 UNION ALL
@@ -65,11 +60,47 @@ UNION ALL
 ORDER BY 2
 )sql";
 
+// The claim's ready rows in a pass: the next batch of the queue in the
+// ready index's order, from the cursor on.
+constexpr const char* batch_ready = R"sql(
+  SELECT id, available_at FROM {{deliveries}}
+  WHERE queue = $1 AND status = 'pending' AND available_at <= now()
+    AND (available_at, id) > ($3::timestamptz, $4::bigint)
+  ORDER BY available_at, id
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+)sql";
+
+// The claim's ready row when a batch failed on its data: the one delivery
+// $2, so that the failing one is found and the others are sent.
+constexpr const char* one_ready = R"sql(
+  SELECT id, available_at FROM {{deliveries}}
+  WHERE id = $2::bigint AND queue = $1 AND status = 'pending'
+    AND available_at <= now()
+  FOR UPDATE SKIP LOCKED
+)sql";
+
+// The deliveries a failed claim would have taken, read without computing
+// anything from their columns.
+constexpr const char* candidates_sql = R"sql(
+SELECT id FROM {{deliveries}}
+WHERE queue = $1 AND status = 'pending' AND available_at <= now()
+ORDER BY available_at, id
+LIMIT $2
+)sql";
+
+// Takes a delivery out of the claims for good (schema/009_quarantine.sql).
+constexpr const char* quarantine_sql = R"sql(
+UPDATE {{deliveries}}
+SET status = 'failed', failed_at = now(), finished_at = now(), last_error = $2
+WHERE id = $1 AND status = 'pending'
+RETURNING id, event_id, job, queue, attempts
+)sql";
+
 // The columns every retry-or-fail decision needs, for a given id set.
 constexpr const char* decision_columns = R"sql(
   id, status, COALESCE(dispatch_id::text, ''), job, attempts,
-  retry_delays::text, repeat_last_delay,
-  (extract(epoch FROM expires_at) * 1000000)::bigint,
+  retry_delays::text, repeat_last_delay, {{expires_us:expires_at}},
   (extract(epoch FROM now()) * 1000000)::bigint, event_id, queue
 )sql";
 
@@ -159,16 +190,33 @@ WHERE d.id = u.id AND d.dispatch_id = u.dispatch_id
 RETURNING d.id
 )sql";
 
-std::string with_names(std::string sql, const schema_names& n) {
-  const std::string slot = "{{columns}}";
+void fill_slot(std::string& sql, const std::string& slot, const std::string& with) {
   if (auto p = sql.find(slot); p != std::string::npos)
-    sql.replace(p, slot.size(), decision_columns);
+    sql.replace(p, slot.size(), with);
+}
+
+// A timestamptz column as Unix microseconds. 'infinity' and '-infinity'
+// (no number: casting them fails the whole statement) become the ends of
+// bigint, which from_micros reads as the ends of time_point.
+std::string expires_us(const std::string& column) {
+  return "CASE WHEN " + column + " = 'infinity' THEN 9223372036854775807"
+         " WHEN " + column + " = '-infinity' THEN '-9223372036854775808'::bigint"
+         " ELSE (extract(epoch FROM " + column + ") * 1000000)::bigint END";
+}
+
+std::string with_names(std::string sql, const schema_names& n,
+                       const char* ready = batch_ready) {
+  fill_slot(sql, "{{columns}}", decision_columns);
+  fill_slot(sql, "{{ready}}", ready);
+  for (const char* column : {"c.expires_at", "expires_at"})
+    fill_slot(sql, std::string{"{{expires_us:"} + column + "}}",
+              expires_us(column));
   return fill_names(std::move(sql), n);
 }
 
+// Saturating: a time_point ends in 2262, the database's times do not.
 time_point from_micros(int64_t us) {
-  return time_point{std::chrono::duration_cast<clock_type::duration>(
-    std::chrono::microseconds{us})};
+  return from_unix_micros(us);
 }
 
 std::optional<time_point> optional_micros(const pg_rows& rows, int r, int c) {
@@ -334,6 +382,9 @@ std::optional<outcome> parse_outcome(const std::string& text) {
 
 delivery_repository::delivery_repository(const schema_names& names)
   : claim_sql_(with_names(claim_sql, names)),
+    claim_one_sql_(with_names(claim_sql, names, one_ready)),
+    candidates_sql_(with_names(candidates_sql, names)),
+    quarantine_sql_(with_names(quarantine_sql, names)),
     complete_sql_(with_names(complete_sql, names)),
     lock_sql_(with_names(lock_sql, names)),
     update_sql_(with_names(update_sql, names)),
@@ -353,52 +404,115 @@ delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
                                   cursor.available_at, std::to_string(cursor.id)});
   if (!rows) {
     cursor = claim_cursor{};
-    return rows.error();
+    if (!is_data_error(rows.error()))
+      return rows.error();
+    // Only after a failure: the hot path never runs more than the claim.
+    return claim_one_by_one(conn, queue, batch_size, sqlstate_of(rows.error()));
   }
   claim_result out;
-  int64_t taken = 0;
   claim_cursor after;
-  for (int i = 0; i < rows->size(); ++i) {
-    if (rows->text(i, 0) == "after") {
-      after = {rows->text(i, 5), rows->int64(i, 1)};
+  auto taken = read_claim(*rows, out, after);
+  // A full batch: probably more behind it, and the next claim goes on from
+  // here. Anything else: the next claim starts from the beginning again.
+  cursor = taken >= batch_size ? after : claim_cursor{};
+  return out;
+}
+
+int64_t delivery_repository::read_claim(const pg_rows& rows, claim_result& out,
+                                        claim_cursor& after) {
+  int64_t taken = 0;
+  for (int i = 0; i < rows.size(); ++i) {
+    if (rows.text(i, 0) == "after") {
+      after = {rows.text(i, 5), rows.int64(i, 1)};
       continue;
     }
-    if (rows->text(i, 0) == "next") {
-      if (!rows->is_null(i, 13))
-        out.next_ready_seconds = std::max(0.0, rows->int64(i, 13) / 1e6);
+    if (rows.text(i, 0) == "next") {
+      out.next_ready_seconds.reset();
+      if (!rows.is_null(i, 13))
+        out.next_ready_seconds = std::max(0.0, rows.int64(i, 13) / 1e6);
       continue;
     }
     ++taken; // the rest are sends and expiries
-    if (rows->text(i, 0) == "expired") {
+    if (rows.text(i, 0) == "expired") {
       ++out.expired;
-      out.transitions.push_back({rows->int64(i, 2), rows->int64(i, 1),
-                                 rows->text(i, 3), rows->text(i, 4), "expired",
-                                 static_cast<int32_t>(rows->int64(i, 10)),
+      out.transitions.push_back({rows.int64(i, 2), rows.int64(i, 1),
+                                 rows.text(i, 3), rows.text(i, 4), "expired",
+                                 static_cast<int32_t>(rows.int64(i, 10)),
                                  std::nullopt});
       continue;
     }
     job_to_send j;
-    j.delivery_id = rows->int64(i, 1);
-    j.event_id = rows->int64(i, 2);
-    j.job = rows->text(i, 3);
-    j.queue = rows->text(i, 4);
-    j.dispatch_id = rows->text(i, 5);
-    j.event_type = rows->text(i, 6);
-    j.payload = rows->text(i, 7);
-    j.content_type = rows->text(i, 8);
-    j.headers_json = rows->text(i, 9);
-    j.attempts = static_cast<int32_t>(rows->int64(i, 10));
+    j.delivery_id = rows.int64(i, 1);
+    j.event_id = rows.int64(i, 2);
+    j.job = rows.text(i, 3);
+    j.queue = rows.text(i, 4);
+    j.dispatch_id = rows.text(i, 5);
+    j.event_type = rows.text(i, 6);
+    j.payload = rows.text(i, 7);
+    j.content_type = rows.text(i, 8);
+    j.headers_json = rows.text(i, 9);
+    j.attempts = static_cast<int32_t>(rows.int64(i, 10));
     delivery_rules rules;
-    rules.retry_delays_seconds = parse_pg_int_array(rows->text(i, 11));
-    rules.repeat_last_delay = rows->text(i, 12) == "t";
+    rules.retry_delays_seconds = parse_pg_int_array(rows.text(i, 11));
+    rules.repeat_last_delay = rows.text(i, 12) == "t";
     j.last_attempt = is_last_attempt(
-      rules, static_cast<int32_t>(rows->int64(i, 10)),
-      from_micros(rows->int64(i, 14)), optional_micros(*rows, i, 13));
+      rules, static_cast<int32_t>(rows.int64(i, 10)),
+      from_micros(rows.int64(i, 14)), optional_micros(rows, i, 13));
     out.jobs.push_back(std::move(j));
   }
-  // A full batch: probably more behind it, and the next claim goes on from
-  // here. Anything else: the next claim starts from the beginning again.
-  cursor = taken >= batch_size ? after : claim_cursor{};
+  return taken;
+}
+
+caf::expected<claim_result>
+delivery_repository::claim_one_by_one(pg_connection& conn,
+                                      const std::string& queue,
+                                      int32_t batch_size,
+                                      const std::string& batch_state) {
+  auto log = logger("dispatcher");
+  log->warn("event=claim_failed queue={} sqlstate={} action=claim_one_by_one",
+            kv(queue), batch_state);
+  auto ids = conn.exec("claim_candidates", candidates_sql_,
+                       {queue, std::to_string(batch_size)});
+  if (!ids)
+    return ids.error();
+  claim_result out;
+  bool any_claimed = false;
+  std::vector<std::pair<std::string, std::string>> failing; // id, SQLSTATE
+  for (int i = 0; i < ids->size(); ++i) {
+    auto id = ids->text(i, 0);
+    // Each alone in autocommit, as the batch would have been.
+    auto rows = conn.exec_prepared("claim_one", claim_one_sql_, {queue, id});
+    if (rows) {
+      any_claimed = true;
+      claim_cursor ignored;
+      read_claim(*rows, out, ignored);
+      continue;
+    }
+    if (!is_data_error(rows.error()))
+      return rows.error(); // the connection, say: the pass fails as any other
+    failing.emplace_back(id, sqlstate_of(rows.error()));
+  }
+  // Every delivery failing alone too looks like our SQL rather than the
+  // rows: only the first is taken out, so such an error costs one per pass.
+  if (!any_claimed && failing.size() > 1)
+    failing.resize(1);
+  for (auto& [id, state] : failing) {
+    auto q = conn.exec("quarantine_delivery", quarantine_sql_,
+                       {id, "quarantined: the claim failed on this delivery "
+                            "with SQLSTATE " + state});
+    if (!q)
+      return q.error();
+    if (q->size() == 0)
+      continue; // claimed by another dispatcher meanwhile
+    ++out.quarantined;
+    out.transitions.push_back({q->int64(0, 1), q->int64(0, 0), q->text(0, 2),
+                               q->text(0, 3), "failed",
+                               static_cast<int32_t>(q->int64(0, 4)),
+                               std::nullopt});
+    log->error("event=delivery_quarantined outboxDeliveryId={} outboxEventId={} "
+               "queue={} pass=claim sqlstate={}",
+               id, q->text(0, 1), kv(queue), state);
+  }
   return out;
 }
 

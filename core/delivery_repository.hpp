@@ -16,11 +16,14 @@
 namespace outbox {
 
 class pg_connection;
+class pg_rows;
 
 struct claim_result {
   std::vector<job_to_send> jobs;
   int64_t expired = 0; ///< past their time to live: expired, never sent
-  std::vector<delivery_transition> transitions; ///< those expiries
+  /// Made `failed` because the claim failed on them alone (quarantine).
+  int64_t quarantined = 0;
+  std::vector<delivery_transition> transitions; ///< those expiries and failures
   /// Seconds until the earliest pending delivery not claimed now becomes
   /// ready (a retry, say); nullopt when there is none.
   std::optional<double> next_ready_seconds;
@@ -46,7 +49,12 @@ public:
   /// Claims up to `batch_size` ready pending deliveries of `queue`
   /// (FOR UPDATE SKIP LOCKED: concurrent claimers never share a row),
   /// expires those past their time to live, marks the rest dispatched with a
-  /// new dispatch id and timeout, and commits before returning them.
+  /// new dispatch id and timeout, and commits before returning them. When
+  /// the claim fails on the data of some row (is_data_error), it claims the
+  /// same deliveries one at a time and quarantines those that still fail
+  /// (status failed, last_error "quarantined: ..."): the others are sent in
+  /// the same pass. When every delivery fails alone too, only the first is
+  /// quarantined per pass.
   caf::expected<claim_result> claim_batch(pg_connection& conn,
                                           const std::string& queue,
                                           int32_t batch_size);
@@ -80,12 +88,22 @@ private:
     int64_t id = 0;
   };
 
+  // Reads a claim's rows into `out`; returns the deliveries it took.
+  static int64_t read_claim(const pg_rows& rows, claim_result& out,
+                            claim_cursor& after);
+
+  caf::expected<claim_result> claim_one_by_one(pg_connection& conn,
+                                               const std::string& queue,
+                                               int32_t batch_size,
+                                               const std::string& batch_state);
+
   caf::expected<apply_result>
   apply_completions(pg_connection& conn, const std::vector<send_result>& rs);
 
   std::map<std::string, claim_cursor> cursors_; ///< per queue
 
-  std::string claim_sql_, complete_sql_, lock_sql_, update_sql_, timed_out_sql_,
+  std::string claim_sql_, claim_one_sql_, candidates_sql_, quarantine_sql_,
+    complete_sql_, lock_sql_, update_sql_, timed_out_sql_,
     expire_sql_;
 };
 

@@ -6,6 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/event_limits.hpp"
 #include "core/json_parse.hpp"
 #include "core/lifecycle_log.hpp"
 #include "core/pg_connection.hpp"
@@ -54,34 +55,98 @@ event_store::~event_store() {
   // nop
 }
 
-caf::error validate_event(const event& ev) {
-  if (ev.event_type.empty() || ev.event_type.size() > 255)
-    return make_error(errc::invalid_event,
-                      "event_type: must have 1 to 255 bytes");
+namespace {
+
+caf::error invalid(std::string what) {
+  return make_error(errc::invalid_event, std::move(what));
+}
+
+bool blank(const std::string& s) {
+  return s.find_first_not_of(' ') == std::string::npos;
+}
+
+bool has_nul(const std::string& s) {
+  return s.find('\0') != std::string::npos;
+}
+
+int64_t unix_seconds(time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
+    .count();
+}
+
+// The rules around the payload's JSON parse (see core/event_limits.hpp;
+// schema/008_publish_limits.sql checks the same).
+caf::error check_type_key_ttl(const event& ev) {
+  using namespace limits;
+  if (blank(ev.event_type) || ev.event_type.size() > max_event_type_bytes)
+    return invalid("event_type: must have 1 to 255 bytes, not all blank");
   if (!valid_utf8(ev.event_type))
-    return make_error(errc::invalid_event, "event_type: is not valid UTF-8");
-  if (ev.content_type.empty())
-    return make_error(errc::invalid_event, "content_type: must not be empty");
+    return invalid("event_type: is not valid UTF-8");
+  if (has_control_chars(ev.event_type))
+    return invalid("event_type: must not contain control characters");
+  if (blank(ev.content_type))
+    return invalid("content_type: must not be empty");
+  if (has_nul(ev.content_type) || !valid_utf8(ev.content_type))
+    return invalid("content_type: must be valid UTF-8 without NUL");
+  if (ev.key) {
+    if (ev.key->empty() || !valid_utf8(*ev.key))
+      return invalid("key: must be non-empty valid UTF-8 when given");
+    if (ev.key->size() > max_key_bytes)
+      return invalid("key: must have at most 1024 bytes");
+    if (has_control_chars(*ev.key))
+      return invalid("key: must not contain control characters");
+  }
+  if (ev.ttl_seconds && *ev.ttl_seconds < 0)
+    return invalid("ttl_seconds = " + std::to_string(*ev.ttl_seconds)
+                   + ": must be >= 0 (0: never expires)");
+  if (ev.ttl_seconds && *ev.ttl_seconds > max_ttl_seconds)
+    return invalid("ttl_seconds: must be at most 3153600000 (100 years)");
+  if (ev.expires_at
+      && (unix_seconds(*ev.expires_at) < min_expires_at_unix
+          || unix_seconds(*ev.expires_at) >= end_expires_at_unix))
+    return invalid("expires_at: must be from 1970-01-01 to before 2200-01-01");
+  return caf::none;
+}
+
+caf::error check_headers(const event& ev) {
+  using namespace limits;
+  if (ev.headers.size() > max_headers)
+    return invalid("headers: at most 64");
+  for (auto& [name, value] : ev.headers) {
+    if (name.empty() || !valid_utf8(name) || !valid_utf8(value))
+      return invalid("headers: names must be non-empty and names and "
+                     "values valid UTF-8");
+    if (name.size() > max_header_name_bytes)
+      return invalid("headers: names must have 1 to 128 bytes");
+    if (value.size() > max_header_value_bytes)
+      return invalid("headers: values must be strings of at most 4096 bytes");
+    if (has_nul(name) || has_nul(value))
+      return invalid("headers: names and values must not contain NUL");
+  }
+  return caf::none;
+}
+
+} // namespace
+
+caf::error validate_event(const event& ev) {
+  if (auto err = check_type_key_ttl(ev))
+    return err;
+  if (ev.payload.size() > limits::max_payload_bytes)
+    return invalid("payload: must have at most 8388608 bytes (8 MiB)");
   if (!valid_utf8(ev.payload))
     return make_error(errc::invalid_event, "payload: is not valid UTF-8");
+  // libpq passes text as C strings: a NUL would cut the payload short.
+  if (has_nul(ev.payload))
+    return invalid("payload: must not contain NUL bytes");
   if (ev.content_type == "application/json") {
+    // Before the parse, which recurses per nesting level.
+    if (auto problem = limits::json_text_problem(ev.payload))
+      return invalid(std::move(*problem));
     rapidjson::Document doc;
     if (auto why = parse_json(ev.payload, payload_json_limits, doc))
       return make_error(errc::invalid_event, "payload: " + *why);
   }
-  if (ev.key && (ev.key->empty() || !valid_utf8(*ev.key)))
-    return make_error(errc::invalid_event,
-                      "key: must be non-empty valid UTF-8 when given");
-  for (auto& [name, value] : ev.headers)
-    if (name.empty() || !valid_utf8(name) || !valid_utf8(value))
-      return make_error(errc::invalid_event,
-                        "headers: names must be non-empty and names and "
-                        "values valid UTF-8");
-  if (ev.ttl_seconds && *ev.ttl_seconds < 0)
-    return make_error(errc::invalid_event,
-                      "ttl_seconds = " + std::to_string(*ev.ttl_seconds)
-                        + ": must be >= 0 (0: never expires)");
-  return caf::none;
+  return check_headers(ev);
 }
 
 db_event_store::db_event_store(schema_names names)

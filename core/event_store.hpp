@@ -49,10 +49,15 @@ private:
   std::string insert_sql_;
 };
 
-/// Checks an event before it is written: a non-empty type of at most 255
-/// bytes, valid UTF-8 everywhere, a JSON payload for application/json, a
-/// non-empty key if any, non-empty header names, a TTL >= 0. Returns errc::invalid_event naming the
-/// field.
+/// Checks an event before it is written, by the rules of
+/// core/event_limits.hpp (which the SQL publish function shares): a type of
+/// 1..255 bytes without control characters, valid UTF-8 without NUL
+/// everywhere, a payload of at most 8 MiB (JSON of at most 64 levels and
+/// numbers a double holds for application/json), a key of 1..1024 bytes
+/// without control characters if any, a TTL of 0..100 years, an expiry from
+/// 1970 to before 2200, at most 64 headers (names 1..128 bytes, values at
+/// most 4096). Returns errc::invalid_event naming the field and the rule,
+/// never quoting the value.
 caf::error validate_event(const event& ev);
 
 } // namespace outbox

@@ -177,6 +177,27 @@ std::string pg_connection::quote_identifier(const std::string& name) const {
   return out;
 }
 
+std::string sqlstate_of(const caf::error& err) {
+  if (err != errc::database_error)
+    return {};
+  // statement_error's text: "<name> failed (SQLSTATE xxxxx)".
+  auto text = context_of(err);
+  const std::string tag = "(SQLSTATE ";
+  auto p = text.rfind(tag);
+  if (p == std::string::npos || p + tag.size() + 6 != text.size())
+    return {};
+  return text.substr(p + tag.size(), 5);
+}
+
+bool is_data_error(const caf::error& err) {
+  auto state = sqlstate_of(err);
+  if (state.size() != 5)
+    return false;
+  auto cls = state.substr(0, 2);
+  return cls == "22" || cls == "23" || cls == "54" || cls == "0A"
+         || state == "XX001" || state == "XX002";
+}
+
 std::string pg_text_array(const std::vector<pg_param>& xs) {
   std::string out = "{";
   for (size_t i = 0; i < xs.size(); ++i) {

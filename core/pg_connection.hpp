@@ -98,6 +98,20 @@ caf::expected<T> in_transaction(pg_connection& conn, Body body) {
   return result;
 }
 
+/// The SQLSTATE of a failed statement's errc::database_error ("54000"),
+/// empty for any other error (a lost connection has none).
+std::string sqlstate_of(const caf::error& err);
+
+/// True for a statement that failed on the data of some row rather than on
+/// the connection, the server or our SQL: SQLSTATE classes 22 (data
+/// exception), 23 (integrity), 54 (program limit, e.g. an index row too
+/// big), 0A (not supported, e.g. 'infinity' as a number) and XX001/XX002
+/// (a corrupted row or index entry). Only these make a pass look for the
+/// row to quarantine; anything else (a lost connection, a deadlock, a
+/// syntax error of ours, the server out of resources) fails the pass for
+/// the usual backoff, since taking rows out of the way would not help.
+bool is_data_error(const caf::error& err);
+
 /// Formats a text[] literal for a parameter: {"a","b\"c"}; nullopt → NULL.
 std::string pg_text_array(const std::vector<pg_param>& xs);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/timestamp.hpp"
+
 namespace outbox {
 
 std::optional<time_point> effective_expiry(int64_t route_ttl_seconds,
@@ -9,7 +11,7 @@ std::optional<time_point> effective_expiry(int64_t route_ttl_seconds,
                                            std::optional<time_point> event_expiry) {
   std::optional<time_point> route_expiry;
   if (route_ttl_seconds > 0)
-    route_expiry = created_at + std::chrono::seconds{route_ttl_seconds};
+    route_expiry = plus_seconds(created_at, route_ttl_seconds);
   if (route_expiry && event_expiry)
     return std::min(*route_expiry, *event_expiry);
   return route_expiry ? route_expiry : event_expiry;
@@ -34,7 +36,7 @@ failure_decision decide_after_failure(const delivery_rules& rules,
   auto delay = retry_delay(rules, failed_attempts);
   if (!delay)
     return {failure_outcome::fail, {}};
-  auto next = now + *delay;
+  auto next = plus_seconds(now, delay->count());
   // A retry that could only start after the time to live would never be
   // sent: the delivery expires now instead of waiting to expire.
   if (expires_at && next >= *expires_at)

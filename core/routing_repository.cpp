@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/logging.hpp"
 #include "core/pg_connection.hpp"
 
 namespace outbox {
@@ -25,14 +26,7 @@ WITH routes AS (
     event_type text, job text, queue text, retry_delays integer[],
     repeat_last_delay boolean, delivery_timeout_seconds integer,
     ttl_seconds bigint, merge text)
-), claimed AS (
-  SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
-  FROM {{events}} e
-  WHERE e.routed_at IS NULL AND e.event_type = ANY($3::text[])
-  ORDER BY e.id
-  LIMIT $2
-  FOR UPDATE OF e SKIP LOCKED
-), inserted AS (
+), claimed AS ({{claim}}), inserted AS (
   INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
     repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key)
   SELECT c.id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
@@ -58,6 +52,50 @@ SELECT DISTINCT 'key', queue, job, 0, coalesce_key FROM inserted
 UNION ALL
 SELECT 'events', NULL, NULL, count(*), NULL FROM marked
 )sql";
+
+// The claim of route_sql in a pass: the next batch ($2 rows) in id order.
+constexpr const char* batch_claim = R"sql(
+  SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
+  FROM {{events}} e
+  WHERE e.routed_at IS NULL AND e.event_type = ANY($3::text[])
+  ORDER BY e.id
+  LIMIT $2
+  FOR UPDATE OF e SKIP LOCKED
+)sql";
+
+// The claim of route_sql when a batch failed on its data: the one event $2,
+// so that the failing one is found and the others are routed.
+constexpr const char* one_claim = R"sql(
+  SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
+  FROM {{events}} e
+  WHERE e.id = $2::bigint AND e.routed_at IS NULL
+    AND e.event_type = ANY($3::text[])
+  FOR UPDATE OF e SKIP LOCKED
+)sql";
+
+// The events a failed batch would have claimed, read without computing
+// anything from their columns.
+constexpr const char* candidates_sql = R"sql(
+SELECT e.id FROM {{events}} e
+WHERE e.routed_at IS NULL AND e.event_type = ANY($2::text[])
+ORDER BY e.id
+LIMIT $1
+)sql";
+
+// Takes an event out of routing for good (see schema/009_quarantine.sql).
+constexpr const char* quarantine_sql = R"sql(
+UPDATE {{events}}
+SET quarantined_at = now(), quarantine_reason = $2, routed_at = now()
+WHERE id = $1 AND routed_at IS NULL
+RETURNING id, event_type
+)sql";
+
+std::string with_claim(const char* claim, const schema_names& names) {
+  std::string sql = route_sql;
+  const std::string slot = "{{claim}}";
+  sql.replace(sql.find(slot), slot.size(), claim);
+  return fill_names(std::move(sql), names);
+}
 
 // For each (key, job, queue) that just received a delivery: the newest
 // pending delivery wins, older pending ones become superseded by it; with
@@ -147,16 +185,30 @@ routing_repository::routing_repository(const schema_names& names,
                                        const std::vector<route>& routes)
   : routes_json_(routes_to_json(routes)),
     routed_types_(routed_types(routes)),
-    route_sql_(fill_names(route_sql, names)),
+    route_sql_(with_claim(batch_claim, names)),
+    route_one_sql_(with_claim(one_claim, names)),
+    candidates_sql_(fill_names(candidates_sql, names)),
+    quarantine_sql_(fill_names(quarantine_sql, names)),
     coalesce_sql_(fill_names(coalesce_sql, names)) {
 }
 
 caf::expected<routing_result>
 routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
+  auto routed = route_claimed(conn, "route_batch", route_sql_,
+                              std::to_string(batch_size));
+  if (routed || !is_data_error(routed.error()))
+    return routed;
+  // Only after a failure: the hot path never runs more than the batch.
+  return route_one_by_one(conn, batch_size, sqlstate_of(routed.error()));
+}
+
+caf::expected<routing_result>
+routing_repository::route_claimed(pg_connection& conn, const char* name,
+                                  const std::string& sql,
+                                  const std::string& limit_or_id) {
   return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
-    auto rows = conn.exec_prepared("route_batch", route_sql_,
-                                   {routes_json_, std::to_string(batch_size),
-                                    routed_types_});
+    auto rows = conn.exec_prepared(name, sql,
+                                   {routes_json_, limit_or_id, routed_types_});
     if (!rows)
       return rows.error();
     routing_result out;
@@ -192,6 +244,56 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
                                 superseded->text(i, 5) == "json-merge"});
     return out;
   });
+}
+
+caf::expected<routing_result>
+routing_repository::route_one_by_one(pg_connection& conn, int32_t batch_size,
+                                     const std::string& batch_state) {
+  auto log = logger("router");
+  log->warn("event=routing_batch_failed sqlstate={} action=route_one_by_one",
+            batch_state);
+  auto ids = conn.exec("route_candidates", candidates_sql_,
+                       {std::to_string(batch_size), routed_types_});
+  if (!ids)
+    return ids.error();
+  routing_result out;
+  bool any_routed = false;
+  std::vector<std::pair<std::string, std::string>> failing; // id, SQLSTATE
+  for (int i = 0; i < ids->size(); ++i) {
+    auto id = ids->text(i, 0);
+    auto one = route_claimed(conn, "route_one", route_one_sql_, id);
+    if (one) {
+      any_routed = true;
+      out.events_routed += one->events_routed;
+      out.deliveries_created += one->deliveries_created;
+      out.deliveries_superseded += one->deliveries_superseded;
+      for (auto& s : one->superseded)
+        out.superseded.push_back(std::move(s));
+      for (auto& [queue, n] : one->per_queue)
+        out.per_queue[queue] += n;
+      continue;
+    }
+    if (!is_data_error(one.error()))
+      return one.error(); // the connection, say: the pass fails as any other
+    failing.emplace_back(id, sqlstate_of(one.error()));
+  }
+  // Every event failing alone too looks like our SQL rather than the rows:
+  // only the first is taken out, so such an error costs an event per pass.
+  if (!any_routed && failing.size() > 1)
+    failing.resize(1);
+  for (auto& [id, state] : failing) {
+    auto reason = "routing failed on this event with SQLSTATE " + state;
+    auto q = conn.exec("quarantine_event", quarantine_sql_, {id, reason});
+    if (!q)
+      return q.error();
+    if (q->size() == 0)
+      continue; // routed or quarantined by another router meanwhile
+    ++out.events_quarantined;
+    log->error("event=event_quarantined outboxEventId={} eventType={} pass=routing "
+               "sqlstate={}",
+               id, kv(q->text(0, 1)), state);
+  }
+  return out;
 }
 
 } // namespace outbox

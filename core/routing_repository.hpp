@@ -27,6 +27,8 @@ struct routing_result {
   int64_t events_routed = 0;
   int64_t deliveries_created = 0;
   int64_t deliveries_superseded = 0;
+  /// Events taken out of routing because they alone made it fail.
+  int64_t events_quarantined = 0;
   std::vector<superseded_delivery> superseded;
   /// New deliveries per queue: the dispatchers to wake.
   std::map<std::string, int64_t> per_queue;
@@ -41,6 +43,11 @@ public:
   /// delivery with the rules copied in (an event gets all its deliveries or
   /// none; running twice never duplicates one), coalesces, marks them routed.
   /// Events of types without routes are left alone and block nothing.
+  /// When the batch fails on the data of some row (is_data_error), it
+  /// routes the same events one at a time, each in its own transaction,
+  /// and quarantines those that still fail (schema/009_quarantine.sql):
+  /// the others are routed in the same pass. When every event fails alone
+  /// too, only the first is quarantined per pass.
   caf::expected<routing_result> route_batch(pg_connection& conn,
                                             int32_t batch_size);
 
@@ -49,9 +56,23 @@ public:
   const std::string& coalescing_statement() const { return coalesce_sql_; }
 
 private:
+  // One transaction of the routing statement `sql` (its claim takes a
+  // batch size or an event id) and the coalescing.
+  caf::expected<routing_result> route_claimed(pg_connection& conn,
+                                              const char* name,
+                                              const std::string& sql,
+                                              const std::string& limit_or_id);
+
+  caf::expected<routing_result> route_one_by_one(pg_connection& conn,
+                                                 int32_t batch_size,
+                                                 const std::string& batch_state);
+
   std::string routes_json_;
   std::string routed_types_; // the routes' event types as a text[] literal
   std::string route_sql_;
+  std::string route_one_sql_;
+  std::string candidates_sql_;
+  std::string quarantine_sql_;
   std::string coalesce_sql_;
 };
 

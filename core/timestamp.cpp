@@ -85,8 +85,46 @@ std::optional<time_point> parse_timestamp(const std::string& s) {
   auto secs = days_from_civil(y, static_cast<unsigned>(mo),
                               static_cast<unsigned>(d)) * 86400
               + h * 3600 + mi * 60 + se;
+  // Outside what a time_point holds: refused rather than wrapped around.
+  constexpr int64_t per_sec = clock_type::period::den; // ticks per second
+  static_assert(clock_type::period::num == 1);
+  constexpr auto max_ticks = clock_type::duration::max().count();
+  if (secs >= max_ticks / per_sec || secs <= -(max_ticks / per_sec))
+    return std::nullopt;
   return time_point{duration_cast<clock_type::duration>(
     seconds{secs} + nanoseconds{nanos})};
+}
+
+time_point from_unix_micros(int64_t us) {
+  using rep = clock_type::rep;
+  // Ticks of the clock per microsecond (1000 with libstdc++'s nanoseconds).
+  constexpr rep per_us = static_cast<rep>(clock_type::period::den / 1000000);
+  static_assert(clock_type::period::num == 1 && per_us >= 1);
+  constexpr rep max = clock_type::duration::max().count();
+  if (us > max / per_us)
+    return time_point::max();
+  if (us < -(max / per_us))
+    return time_point::min();
+  return time_point{clock_type::duration{us * per_us}};
+}
+
+time_point plus_seconds(time_point t, int64_t secs) {
+  using rep = clock_type::rep;
+  constexpr rep per_sec = static_cast<rep>(clock_type::period::den);
+  static_assert(clock_type::period::num == 1);
+  constexpr rep max = clock_type::duration::max().count();
+  constexpr rep min = clock_type::duration::min().count();
+  rep ticks = t.time_since_epoch().count();
+  if (secs > max / per_sec)
+    return time_point::max();
+  if (secs < min / per_sec)
+    return time_point::min();
+  rep delta = secs * per_sec;
+  if (delta > 0 && ticks > max - delta)
+    return time_point::max();
+  if (delta < 0 && ticks < min - delta)
+    return time_point::min();
+  return time_point{clock_type::duration{ticks + delta}};
 }
 
 } // namespace outbox

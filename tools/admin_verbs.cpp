@@ -1,5 +1,6 @@
 #include "tools/admin_verbs.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <iostream>
 
@@ -140,6 +141,72 @@ int forget(pg_connection& db, admin_repository& repo, const admin_args& a) {
   }
 }
 
+int quarantined(pg_connection& db, admin_repository& repo, const admin_args& a) {
+  auto limit = a.limit == not_given ? 100 : a.limit;
+  if (limit < 1 || limit > 100000)
+    return usage("--limit must be 1..100000");
+  auto events = repo.list_quarantined_events(db, static_cast<int32_t>(limit));
+  if (!events)
+    return db_failed("quarantined", events.error());
+  auto deliveries = repo.list_quarantined_deliveries(db, static_cast<int32_t>(limit));
+  if (!deliveries)
+    return db_failed("quarantined", deliveries.error());
+  if (events->empty() && deliveries->empty()) {
+    std::cout << "nothing quarantined\n";
+    return 0;
+  }
+  // The key may be what made the row fail: only its length is shown.
+  for (auto& e : *events)
+    std::cout << "event " << e.event_id << "  " << e.event_type
+              << (e.key_bytes < 0 ? "" : "  key of " + std::to_string(e.key_bytes)
+                                           + " bytes")
+              << "\n"
+              << "  created " << local_time(e.created_at) << "  quarantined "
+              << local_time(e.quarantined_at) << "\n"
+              << "  reason: " << e.reason << "\n";
+  for (auto& r : *deliveries)
+    std::cout << "delivery " << r.delivery_id << "  event " << r.event_id << "  "
+              << r.event_type << "\n"
+              << "  job " << r.job << "  queue " << r.queue << "  attempts "
+              << r.attempts << "\n"
+              << "  created " << local_time(r.created_at) << "  quarantined "
+              << local_time(r.finished_at) << "\n"
+              << "  reason: " << r.last_error << "\n";
+  std::cout << events->size() << " quarantined events and " << deliveries->size()
+            << " quarantined deliveries shown"
+            << (static_cast<int64_t>(std::max(events->size(), deliveries->size()))
+                    == limit
+                  ? " (--limit reached)"
+                  : "")
+            << "\n";
+  if (!events->empty())
+    std::cout << "remove an event with: outboxctl discard EVENT_ID...\n";
+  if (!deliveries->empty())
+    std::cout << "a delivery is failed: outboxctl forget DELIVERY_ID removes it,"
+                 " outboxctl retry DELIVERY_ID sends it again once fixed\n";
+  return 0;
+}
+
+int discard(pg_connection& db, admin_repository& repo, const admin_args& a) {
+  auto ids = parse_ids(a.ids);
+  if (!ids || ids->empty())
+    return usage("discard takes quarantined event ids (positive integers)");
+  auto verdicts = repo.discard(db, *ids);
+  if (!verdicts)
+    return db_failed("discard", verdicts.error());
+  int rc = 0;
+  for (size_t i = 0; i < ids->size(); ++i) {
+    if ((*verdicts)[i] == admin_verdict::done) {
+      std::cout << "event " << (*ids)[i] << ": deleted\n";
+    } else {
+      rc = exit_failure;
+      std::cerr << "event " << (*ids)[i]
+                << ": not a quarantined event (only those can be discarded)\n";
+    }
+  }
+  return rc;
+}
+
 int prune(pg_connection& db, admin_repository& repo, const admin_args& a) {
   if (a.hours == not_given)
     return usage("prune needs --hours N (N >= 0)");
@@ -167,12 +234,15 @@ int prune(pg_connection& db, admin_repository& repo, const admin_args& a) {
 
 bool is_admin_verb(const std::string& verb) {
   return verb == "failed" || verb == "expired" || verb == "retry"
-         || verb == "forget" || verb == "prune";
+         || verb == "forget" || verb == "prune" || verb == "quarantined"
+         || verb == "discard";
 }
 
 int run_admin_verb(const std::string& verb, const admin_args& args,
                    const config& cfg) {
-  if ((verb == "failed" || verb == "expired" || verb == "prune") && !args.ids.empty())
+  if ((verb == "failed" || verb == "expired" || verb == "prune"
+       || verb == "quarantined")
+      && !args.ids.empty())
     return usage(verb + " takes no ids");
   auto db = pg_connection::connect(cfg.database_url);
   if (!db)
@@ -184,6 +254,10 @@ int run_admin_verb(const std::string& verb, const admin_args& args,
     return retry(*db, repo, args);
   if (verb == "forget")
     return forget(*db, repo, args);
+  if (verb == "quarantined")
+    return quarantined(*db, repo, args);
+  if (verb == "discard")
+    return discard(*db, repo, args);
   return prune(*db, repo, args);
 }
 

@@ -9,6 +9,7 @@
 //   outboxctl retry ID... | retry --status failed|expired [--queue Q]
 //   outboxctl forget ID
 //   outboxctl prune --hours N [--status completed,failed,...]
+//   outboxctl quarantined [--limit N] | discard EVENT_ID...
 #include <iostream>
 #include <set>
 
@@ -43,7 +44,9 @@ constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "failed|expired [--queue Q] --config FILE\n"
                               "       outboxctl forget ID --config FILE\n"
                               "       outboxctl prune --hours N [--status S,...] "
-                              "--config FILE\n";
+                              "--config FILE\n"
+                              "       outboxctl quarantined [--limit N] --config FILE\n"
+                              "       outboxctl discard EVENT_ID... --config FILE\n";
 
 struct ctl_config : outbox::cli_config {
   std::string config_file = "config/outbox.json";
@@ -61,7 +64,7 @@ struct ctl_config : outbox::cli_config {
       .add(queue, "queue", "failed/expired/retry: only this queue")
       .add(admin.statuses, "status", "retry: failed|expired; prune: final statuses")
       .add(admin.hours, "hours", "prune: older than this many hours")
-      .add(admin.limit, "limit", "failed/expired: at most this many rows");
+      .add(admin.limit, "limit", "failed/expired/quarantined: at most this many rows");
     outbox::register_message_types(*this);
     load<caf::io::middleman>();
   }
@@ -89,7 +92,7 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
     {"--queue", !o.queue.empty(), {"failed", "expired", "retry"}},
     {"--status", !o.admin.statuses.empty(), {"retry", "prune"}},
     {"--hours", o.admin.hours != outbox::not_given, {"prune"}},
-    {"--limit", o.admin.limit != outbox::not_given, {"failed", "expired"}},
+    {"--limit", o.admin.limit != outbox::not_given, {"failed", "expired", "quarantined"}},
   };
   for (auto& f : flags)
     if (f.given && f.verbs.count(verb) == 0)

@@ -127,4 +127,69 @@ CAF_TEST(prune deletes old final deliveries and bad arguments are refused) {
   CAF_CHECK_EQUAL(ctl("migrate --json").first, 2);
 }
 
+CAF_TEST(quarantined events and deliveries are listed and removed) {
+  check_ends(ctl("quarantined"), 0, "nothing quarantined");
+  // An event whose key the coalescing index cannot hold, inserted past the
+  // publish function; a delivery the claim fails on (a trigger stands in
+  // for any row a claim could fail on).
+  auto poison = must_exec(db, "INSERT INTO " + names.events
+                                + " (event_type, payload, key) SELECT 'e', '{}',"
+                                  " string_agg(md5(i::text), '') FROM"
+                                  " generate_series(1, 250) i RETURNING id")
+                  .text(0, 0);
+  routing_repository router{names, {make_route("e", "J", "q", {})}};
+  publish("e", "{}");
+  publish("e", "{}");
+  auto routed = router.route_batch(db, 100);
+  CAF_REQUIRE(routed);
+  CAF_CHECK_EQUAL(routed->events_quarantined, 1);
+  auto bad = must_exec(db, "SELECT min(id) FROM " + names.deliveries).text(0, 0);
+  must_exec(db, "CREATE FUNCTION " + names.deliveries + "_poison() RETURNS trigger"
+                  " LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'poison'"
+                  " USING ERRCODE = '22023'; END $$");
+  must_exec(db, "CREATE TRIGGER " + names.deliveries + "_poison BEFORE UPDATE ON "
+                  + names.deliveries + " FOR EACH ROW WHEN (OLD.id = " + bad
+                  + " AND NEW.status = 'dispatched') EXECUTE FUNCTION "
+                  + names.deliveries + "_poison()");
+  auto c = repo.claim_batch(db, "q", 100);
+  CAF_REQUIRE(c);
+  CAF_CHECK_EQUAL(c->quarantined, 1);
+  must_exec(db, "DROP FUNCTION " + names.deliveries + "_poison() CASCADE");
+  auto listed = ctl("quarantined");
+  check_ends(listed, 0, "1 quarantined events and 1 quarantined deliveries shown");
+  CAF_CHECK_NOT_EQUAL(listed.second.find("event " + poison + "  e  key of 8000 bytes"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(listed.second.find("reason: routing failed on this event with"
+                                         " SQLSTATE 54000"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(listed.second.find("delivery " + bad + "  event"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(listed.second.find("reason: quarantined: the claim failed on"
+                                         " this delivery with SQLSTATE 22023"),
+                      std::string::npos);
+  // Never the key itself.
+  auto key_start = must_exec(db, "SELECT left(key, 32) FROM " + names.events
+                                   + " WHERE id = " + poison)
+                     .text(0, 0);
+  CAF_CHECK_EQUAL(listed.second.find(key_start), std::string::npos);
+  CAF_CHECK_EQUAL(ctl("quarantined --limit 0").first, 2);
+  CAF_CHECK_EQUAL(ctl("quarantined 12").first, 2);
+  check_ends(ctl("quarantined --limit 1"), 0, "(--limit reached)");
+  // prune keeps quarantined events, however old.
+  must_exec(db, "UPDATE " + names.events + " SET routed_at = now() - interval '5 hours'"
+                  " WHERE id = " + poison);
+  check_ends(ctl("prune --hours 1 --status completed"), 0, "pruned 0 deliveries and 0 events");
+  // discard removes quarantined events only; the delivery is failed: forget.
+  auto normal = must_exec(db, "SELECT event_id FROM " + names.deliveries + " WHERE id = "
+                                + bad)
+                  .text(0, 0);
+  check_ends(ctl("discard " + normal), 1, "not a quarantined event (only those can be discarded)");
+  CAF_CHECK_EQUAL(ctl("discard").first, 2);
+  CAF_CHECK_EQUAL(ctl("discard x").first, 2);
+  check_ends(ctl("discard " + poison), 0, "event " + poison + ": deleted");
+  check_ends(ctl("forget " + bad), 0, "deleted (and its event, if no other delivery had it)");
+  check_ends(ctl("quarantined"), 0, "nothing quarantined");
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.events).int64(0, 0), 1);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

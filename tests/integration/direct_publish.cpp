@@ -142,6 +142,31 @@ CAF_TEST(an invalid direct event is refused before anything is sent) {
   CAF_CHECK(!*m);
 }
 
+// Direct publish never reaches the SQL function: validate_event alone
+// holds the limits there (core/event_limits.hpp).
+CAF_TEST(a direct event beyond the publish limits is refused before anything is sent) {
+  producer p{direct_config()};
+  std::vector<event> bad(6, make("metrics.cpu", R"({"load":1})"));
+  bad[0].key = std::string(8000, 'k');
+  bad[1].payload = R"({"load":1e400})";
+  bad[2].payload = R"({"load":1.8e308})"; // RapidJSON reads inf
+  bad[3].payload = std::string(100000, '[') + std::string(100000, ']');
+  bad[4].ttl_seconds = 10'000'000'000;
+  bad[5].payload = R"({"load":"\u0000"})";
+  for (auto& ev : bad) {
+    auto r = p.add(nullptr, ev);
+    CAF_REQUIRE(!r);
+    CAF_CHECK(r.error() == errc::invalid_event);
+  }
+  auto c = amqp_client::connect(amqp_url(), "direct test reader");
+  CAF_REQUIRE(c);
+  CAF_REQUIRE(!(*c)->declare_queue(metrics_q));
+  CAF_REQUIRE(!(*c)->consume(metrics_q, 10));
+  auto m = (*c)->next_message(500ms);
+  CAF_REQUIRE(m);
+  CAF_CHECK(!*m);
+}
+
 CAF_TEST(the worker library runs a direct job and sends no result) {
   producer p{direct_config()};
   std::atomic<int> runs{0};

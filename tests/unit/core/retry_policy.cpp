@@ -2,6 +2,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/retry_policy.hpp"
+#include "core/timestamp.hpp"
 
 using namespace outbox;
 using std::chrono::seconds;
@@ -91,4 +92,31 @@ CAF_TEST(expiry is inclusive of its instant) {
   CAF_CHECK(!is_expired(t0 + seconds{1}, t0));
   CAF_CHECK(is_expired(t0, t0));
   CAF_CHECK(is_expired(t0 - seconds{1}, t0));
+}
+
+// Regression: an expiry in 2300 (read from the database) or a TTL of
+// 10,000,000,000 s wrapped around the int64 nanoseconds of a time_point to
+// a time long past, so a failed send expired the delivery instead of
+// scheduling its retry.
+CAF_TEST(expiries after 2262 leave the retry arithmetic intact) {
+  auto r = rules({60, 120});
+  constexpr int64_t us_2300 = 10'413'792'000'000'000; // 2300-01-01T00:00:00Z
+  auto in_2300 = from_unix_micros(us_2300);
+  auto d = decide_after_failure(r, 1, t0, in_2300);
+  CAF_CHECK(d.outcome == failure_outcome::retry);
+  CAF_CHECK(d.available_at == t0 + seconds{60});
+  CAF_CHECK(!is_last_attempt(r, 0, t0, in_2300));
+  auto far = effective_expiry(10'000'000'000, t0, std::nullopt);
+  CAF_REQUIRE(far);
+  CAF_CHECK(*far == time_point::max());
+  CAF_CHECK(!is_expired(far, t0));
+  CAF_CHECK(decide_after_failure(r, 1, t0, far).outcome == failure_outcome::retry);
+  // The earlier one still wins when the other saturates.
+  CAF_CHECK(effective_expiry(10'000'000'000, t0, t0 + seconds{5}) == t0 + seconds{5});
+  // Near the end of the range a retry delay saturates too: still a retry,
+  // not a wrapped time before now.
+  auto late = time_point::max() - seconds{30};
+  auto near_end = decide_after_failure(r, 1, late, std::nullopt);
+  CAF_CHECK(near_end.outcome == failure_outcome::retry);
+  CAF_CHECK(near_end.available_at == time_point::max());
 }

@@ -31,3 +31,33 @@ CAF_TEST(malformed timestamps are rejected) {
     CAF_CHECK(!parse_timestamp(b));
   }
 }
+
+// A time_point (int64 nanoseconds) ends in April 2262; the database's
+// microseconds and long TTLs go further and must not wrap around.
+CAF_TEST(conversions past 2262 saturate instead of wrapping around) {
+  constexpr int64_t us_2300 = 10'413'792'000'000'000; // 2300-01-01T00:00:00Z
+  CAF_CHECK(from_unix_micros(us_2300) == time_point::max());
+  CAF_CHECK(from_unix_micros(-us_2300) == time_point::min());
+  CAF_CHECK(from_unix_micros(INT64_MAX) == time_point::max());
+  CAF_CHECK(from_unix_micros(INT64_MIN) == time_point::min());
+  CAF_CHECK_EQUAL(format_timestamp(from_unix_micros(1'000'000)),
+                  "1970-01-01T00:00:01Z");
+  auto now = *parse_timestamp("2026-12-01T00:00:00Z");
+  CAF_CHECK(plus_seconds(now, 10'000'000'000) == time_point::max());
+  CAF_CHECK(plus_seconds(now, -10'000'000'000) == time_point::min());
+  CAF_CHECK(plus_seconds(now, INT64_MAX) == time_point::max());
+  CAF_CHECK(plus_seconds(now, INT64_MIN) == time_point::min());
+  CAF_CHECK(plus_seconds(time_point::max(), 1) == time_point::max());
+  CAF_CHECK_EQUAL(format_timestamp(plus_seconds(now, 3'153'600'000)),
+                  "2126-11-07T00:00:00Z"); // 100 years of 365 days
+  CAF_CHECK_EQUAL(format_timestamp(plus_seconds(now, -60)),
+                  "2026-11-30T23:59:00Z");
+}
+
+CAF_TEST(timestamps a time_point cannot hold are refused) {
+  CAF_CHECK(!parse_timestamp("2300-01-01T00:00:00Z"));
+  CAF_CHECK(!parse_timestamp("2262-04-12T00:00:00Z"));
+  CAF_CHECK(!parse_timestamp("1600-01-01T00:00:00Z"));
+  CAF_CHECK(parse_timestamp("2262-04-11T00:00:00Z"));
+  CAF_CHECK(parse_timestamp("2199-12-31T23:59:59Z"));
+}
