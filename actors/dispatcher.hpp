@@ -1,7 +1,7 @@
 // A dispatcher of one queue: claims ready deliveries (committed before
 // anything is sent), publishes them with confirms, and sends every delivery
 // the broker did not take down its retry-or-fail path at once
-// (DESIGN.md "Dispatching").
+// (docs/design.md "Claim and dispatch").
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // A result handler of one queue: takes result messages from
 // `<queue>.results`, applies them in one transaction per batch and acks
-// them only after the commit (DESIGN.md "Results"). Malformed results,
+// them only after the commit (docs/design.md "Results"). Malformed results,
 // unknown deliveries, wrong jobs and stale dispatch ids change nothing:
 // each is logged, counted and acked.
 #pragma once

@@ -1,5 +1,5 @@
 // The router: turns unrouted events into deliveries and wakes the
-// dispatchers of every queue that received some (DESIGN.md "Routing").
+// dispatchers of every queue that received some (docs/design.md "Routing").
 #pragma once
 
 #include <memory>

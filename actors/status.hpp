@@ -2,7 +2,7 @@
 // with their actors; it monitors them (a node or actor that dies stays in
 // the view, marked down), keeps their latest metrics, tells every node the
 // cluster's dispatchers, and answers status requests with the live view and
-// the database counts (DESIGN.md "Status").
+// the database counts (docs/design.md "Status").
 #pragma once
 
 #include <map>

@@ -1,6 +1,6 @@
 // The timeout sweeper: dispatched deliveries past their delivery timeout
 // take the retry-or-fail path; pending ones past their time to live expire
-// (DESIGN.md "Timeouts").
+// (docs/design.md "Timeouts and expiry").
 #pragma once
 
 #include <memory>

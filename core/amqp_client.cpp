@@ -201,7 +201,8 @@ struct amqp_client::impl {
         props._flags |= AMQP_BASIC_EXPIRATION_FLAG;
         props.expiration = bytes(m.expiration);
       }
-      // A zero return proves nothing (LIBRARIES.md §6): only the confirm does.
+      // rabbitmq-c returns 0 before the broker confirms anything: only the
+      // confirm proves delivery.
       if (amqp_basic_publish(conn, channel, amqp_empty_bytes,
                              bytes(m.routing_key), /*mandatory*/ 1,
                              /*immediate*/ 0, &props, bytes(m.body))

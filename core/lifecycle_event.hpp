@@ -1,6 +1,7 @@
-// A step in an event's or a delivery's life (DESIGN.md "Lifecycle events"),
-// as one typed value: the relay's actors log it and send it to their node's
-// lifecycle group, where a C++ embedder and the status counters subscribe.
+// A step in an event's or a delivery's life (docs/design.md "Lifecycle
+// events"), as one typed value: the relay's actors log it and send it to
+// their node's lifecycle group, where a C++ embedder and the status
+// counters subscribe.
 // Ids, names and times only: never a payload or a reason from outside.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The lifecycle log lines (DESIGN.md "Logging"): one key=value line per
+// The lifecycle log lines (docs/design.md "Logging"): one key=value line per
 // lifecycle event, ids and names only: never a payload or a reason that
 // came from outside.
 #pragma once

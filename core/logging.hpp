@@ -19,7 +19,7 @@ std::shared_ptr<spdlog::logger> logger(const std::string& name);
 /// Returns false for an unknown level name.
 bool set_log_level(const std::string& level);
 
-/// The context of one delivery in a log line (DESIGN.md "Logging"). Only
+/// The context of one delivery in a log line (docs/design.md "Logging"). Only
 /// safe fields exist here: there is no slot for a payload or an error text
 /// from outside.
 struct delivery_fields {

@@ -1,4 +1,4 @@
-// The wire contract (DESIGN.md "Wire contract"): the job message the relay
+// The wire contract (docs/design.md "Wire contract"): the job message the relay
 // publishes and the result message a worker sends back. Parsing is strict:
 // anything that is not exactly a result message is refused with a reason
 // that never quotes the message itself.

@@ -1,6 +1,6 @@
 // The command-line base of the outbox binaries: CAF's own config and CLI
-// options, plus "--opt value" for users who write it that way (CAF alone
-// accepts only "--opt=value", LIBRARIES.md §2.1).
+// options, plus "--opt value" for users who write it that way (CAF 0.17.6
+// alone accepts only "--opt=value" for long options).
 #pragma once
 
 #include <string>

@@ -41,8 +41,9 @@ struct daemon_config : outbox::cli_config {
       .add(flags.sleep, "sleep",
            "seconds to wait when a pass finds nothing, 1..3600 (default 1)")
       .add(log_level, "log-level", "trace, debug, info, warn, error");
-    // A frozen node, not only a dead one, is seen as down within seconds
-    // (LIBRARIES.md §3): without heartbeats only requests would time out.
+    // A frozen node, not only a dead one, is seen as down within seconds.
+    // CAF 0.17.6 has no node-down message, and without heartbeats a frozen
+    // peer (TCP still open) sends no down_msg: only requests time out.
     set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
     set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{3}});
     // CAF's scheduler workers poll every 50 us for 25 ms after each job

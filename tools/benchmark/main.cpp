@@ -1,5 +1,5 @@
 // outbox_bench: how close the outbox runs to this machine's PostgreSQL and
-// RabbitMQ, measured in one run (README "Performance"). Phases:
+// RabbitMQ, measured in one run (docs/performance.md). Phases:
 //   A  producers only (the producer API, no relay): events/s
 //   B  RabbitMQ only (persistent, confirms, pipelined): messages/s
 //   pipeline  producers + outboxd + workers: routed/dispatched/completed per s
@@ -47,7 +47,7 @@ struct bench_config : cli_config {
   // completes each job at once". With four, each took a quarter of every
   // batch and sent its results back a quarter at a time: four result
   // batches of about 25 where one of about 100 would do, and the drain
-  // ran about 8% slower (README "Performance").
+  // ran about 8% slower (docs/performance.md).
   int64_t events = 20000, producers = 4, payload_bytes = 300, queues = 1,
           routes = 1, batch_size = 100, dispatchers = 1, workers = 1,
           backlog = 200000, latency_events = 2000, router_linger_ms = 5,
