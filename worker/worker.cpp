@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/amqp_resend.hpp"
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
@@ -39,21 +40,28 @@ caf::error worker::check_routes(const config& cfg) const {
                       + join(missing, ", "));
 }
 
-caf::error worker::connect() {
-  consumer_.reset();
-  publisher_.reset();
-  auto consumer = amqp_client::connect(opts_.amqp_url, "outbox worker " + opts_.queue);
-  if (!consumer)
-    return consumer.error();
+caf::expected<std::unique_ptr<amqp_client>> worker::connect_publisher() const {
   auto publisher = amqp_client::connect(opts_.amqp_url,
                                         "outbox worker results " + opts_.queue);
   if (!publisher)
     return publisher.error();
   // The relay declares both queues too; declaring here lets a worker start
   // first.
-  if (auto err = (*consumer)->declare_queue(opts_.queue))
-    return err;
   if (auto err = (*publisher)->declare_queue(results_queue(opts_.queue)))
+    return err;
+  return publisher;
+}
+
+caf::error worker::connect() {
+  consumer_.reset();
+  publisher_.reset();
+  auto consumer = amqp_client::connect(opts_.amqp_url, "outbox worker " + opts_.queue);
+  if (!consumer)
+    return consumer.error();
+  auto publisher = connect_publisher();
+  if (!publisher)
+    return publisher.error();
+  if (auto err = (*consumer)->declare_queue(opts_.queue))
     return err;
   if (auto err = (*consumer)->consume(opts_.queue, opts_.prefetch))
     return err;
@@ -87,8 +95,14 @@ void worker::run(int64_t max_jobs) {
       consumer_.reset(); // reconnect; unacked jobs go back to the queue
       continue;
     }
-    if (!*first)
+    if (!*first) {
+      // Idle: the consumer's wait sent its heartbeats, the results
+      // connection gets its own here (or is found dropped and renewed
+      // before a result needs it).
+      if (!publisher_->keep_alive())
+        publisher_.reset();
       continue;
+    }
     // Take what else is already here (up to the prefetch), so that the
     // results go out as one pipelined, confirmed batch.
     std::vector<incoming_message> batch{std::move(**first)};
@@ -152,8 +166,12 @@ void worker::process(const std::vector<incoming_message>& batch) {
   // The batch's results travel together: one message for the broker to
   // store, confirm, deliver and have acked, instead of one per job.
   auto out = result_batch_messages(opts_.queue, results);
+  // Results that never left because the results connection had been
+  // dropped go again over a new one: the jobs are not run twice for it.
   auto statuses = out.empty() ? std::vector<publish_status>{}
-                              : publisher_->publish_batch(out, confirm_timeout);
+                              : publish_resending(publisher_,
+                                                  [this] { return connect_publisher(); },
+                                                  out, confirm_timeout);
   // One cumulative ack covers every job of the batch up to the last one
   // whose result is confirmed: the channel holds no older unacked job
   // (each batch ends acked, or the connection is dropped).

@@ -60,6 +60,7 @@ public:
 
 private:
   caf::error connect();
+  caf::expected<std::unique_ptr<amqp_client>> connect_publisher() const;
   /// What to do with one message: send `result` and then ack; just ack (a
   /// direct job: nobody waits for its result); or reject it (unreadable).
   struct decision {
