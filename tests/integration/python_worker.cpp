@@ -31,12 +31,27 @@ struct fixture : cluster_fixture {
                        + " --payload '" + payload + "'");
   }
 
-  std::unique_ptr<child_process> python_worker() {
+  std::string log_path = "/tmp/" + queue_prefix + "python_worker.log";
+
+  std::unique_ptr<child_process> python_worker(const std::string& url = amqp_url()) {
     return std::make_unique<child_process>(
       python,
       std::vector<std::string>{scripts + "outbox_worker.py", "--amqp-url",
-                               amqp_url(), "--queue", q, "--jobs", "J"},
-      "/tmp/" + queue_prefix + "python_worker.log");
+                               url, "--queue", q, "--jobs", "J"},
+      log_path);
+  }
+
+  std::string log_text() {
+    std::ifstream in{log_path};
+    return std::string{std::istreambuf_iterator<char>{in}, {}};
+  }
+
+  static size_t occurrences(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos;
+         at = text.find(what, at + 1))
+      ++n;
+    return n;
   }
 
   int64_t with_error(const std::string& text) {
@@ -92,11 +107,6 @@ CAF_TEST(the python worker runs a direct job and sends no result) {
   ev.payload = R"({"scenario":"ok"})";
   CAF_REQUIRE(p.add(nullptr, ev));
   CAF_REQUIRE(p.add(nullptr, ev));
-  auto log_path = "/tmp/" + queue_prefix + "python_worker.log";
-  auto log_text = [&] {
-    std::ifstream in{log_path};
-    return std::string{std::istreambuf_iterator<char>{in}, {}};
-  };
   CAF_CHECK(wait_until([&] {
     auto text = log_text();
     auto first = text.find("event=direct_job_done job=J outcome=completed");
@@ -114,6 +124,27 @@ CAF_TEST(the python worker runs a direct job and sends no result) {
   CAF_REQUIRE(m);
   CAF_CHECK(!*m); // nothing waits on the results queue
   CAF_CHECK_EQUAL(count_status("pending") + count_status("completed"), 0);
+}
+
+// With a 1 s heartbeat, a job of 4 s and then 5 s of idleness: the worker's
+// connection must stay up through both (the broker drops one that is silent
+// for two intervals), so each job runs once and completes on its first try.
+CAF_TEST(the python worker keeps its connection through a long job and idleness) {
+  running_node node{make_config({make_route("e", "J", q, {60})})};
+  auto worker = python_worker(amqp_url() + "?heartbeat=1");
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"slow","seconds":4})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; },
+                         std::chrono::seconds{20}));
+  std::this_thread::sleep_for(std::chrono::seconds{5}); // idle on purpose
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"ok"})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 2; }, std::chrono::seconds{20}));
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT max(attempts) FROM " + names.deliveries)
+                    .int64(0, 0), 0);
+  worker->signal(SIGTERM);
+  CAF_CHECK_EQUAL(worker->wait(), 0);
+  auto text = log_text();
+  CAF_CHECK_EQUAL(occurrences(text, "event=job_done"), 2u); // none ran twice
+  CAF_CHECK_EQUAL(occurrences(text, "event=broker_error"), 0u);
 }
 
 CAF_TEST(the python producer refuses bad input clearly) {

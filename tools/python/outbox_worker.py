@@ -18,6 +18,7 @@ import logging
 import re
 import signal
 import sys
+import threading
 import time
 
 import pika
@@ -133,6 +134,22 @@ class Worker:
         except Exception as e:  # its message may quote anything: send the type
             return "failed", "handler raised " + type(e).__name__
 
+    def _run_serviced(self, conn, job):
+        """Runs the handler on a thread while this one keeps the connection
+        serviced: pika's BlockingConnection sends and checks heartbeats only
+        inside its own calls, so a handler running past two heartbeat
+        intervals would cost the connection, and the job would run again.
+        Deliveries arriving meanwhile wait in the consumer's buffer."""
+        box = {}
+        thread = threading.Thread(
+            target=lambda: box.setdefault("result", self._run_handler(job)),
+            name="outbox-handler", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            conn.process_data_events(time_limit=0.2)
+            thread.join(timeout=0.05)
+        return box.get("result", ("failed", "handler did not return"))
+
     def _reply(self, channel, delivery, dispatch, job, outcome, reason):
         result = {"outboxDeliveryId": delivery, "outboxDispatchId": dispatch,
                   "job": job, "outcome": outcome}
@@ -146,7 +163,7 @@ class Worker:
                 content_type="application/json", delivery_mode=2,
                 message_id=delivery, correlation_id=dispatch, type=job))
 
-    def _process(self, jobs, results, method, body):
+    def _process(self, conn, jobs, results, method, body):
         try:
             job, _ = parse_job(body)
         except MalformedJob as e:
@@ -162,7 +179,7 @@ class Worker:
             self._reply(results, *ids, "failed", str(e))
             jobs.basic_ack(method.delivery_tag)
             return
-        outcome, reason = self._run_handler(job)
+        outcome, reason = self._run_serviced(conn, job)
         if job.direct:  # nobody waits for its result
             self.counts["direct"] += 1
             self.log.info("event=direct_job_done job=%s outcome=%s", job.job, outcome)
@@ -192,7 +209,7 @@ class Worker:
                         break
                     if method is None:
                         continue
-                    self._process(jobs, results, method, body)
+                    self._process(conn, jobs, results, method, body)
                     handled += 1
                 jobs.cancel()
                 conn.close()
