@@ -30,6 +30,10 @@ child_process::child_process(const std::string& path,
       dup2(fd, 2);
       close(fd);
     }
+    // Nothing else the parent holds goes along: a child that outlives an
+    // aborted test would otherwise keep, say, a lock file's descriptor and
+    // the lock with it.
+    close_range(3, ~0U, 0);
     unsetenv("OUTBOX_DATABASE_URL");
     unsetenv("OUTBOX_AMQP_URL");
     // The parent may block signals; the child must start clean.
