@@ -32,9 +32,11 @@ struct json_serializer {
   /// Reads a `T` back; errc::deserialize_failed names the path.
   template <class T>
   static caf::expected<T> deserialize(const std::string& payload) {
+    // Iterative: a payload nested a million deep must not overflow the
+    // stack (the reader below walks only as deep as T's own fields).
     rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseValidateEncodingFlag>(payload.data(),
-                                                     payload.size());
+    doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(
+      payload.data(), payload.size());
     if (doc.HasParseError())
       return make_error(errc::deserialize_failed,
                         std::string{"payload: not valid JSON at offset "}

@@ -11,6 +11,7 @@
 #include "core/text.hpp"
 #include "core/timestamp.hpp"
 #include "core/wire.hpp"
+#include "worker/job_screen.hpp"
 
 namespace outbox {
 
@@ -126,21 +127,33 @@ void worker::run(int64_t max_jobs) {
 
 worker::decision worker::decide(const incoming_message& m) {
   auto log = logger("worker");
-  auto job = parse_job_message(m.body);
+  // A body too big or too deep for the parser is refused unread: it would
+  // crash this worker and then every worker the broker hands it to next.
+  auto refused = screen_job_message(m);
+  auto job = refused ? caf::expected<job_message_fields>{make_error(
+                         errc::deserialize_failed, *refused)}
+                     : parse_job_message(m.body);
   if (!job) {
+    // Settled once, never requeued: acked after its `failed` result is
+    // confirmed when its delivery is known, else acked at once. Logged and
+    // counted by its ids or tag only, never its body.
     ++counters_.malformed;
-    auto why = context_of(job.error());
-    if (auto ids = attribute_job_message(m.body)) {
+    auto why = refused ? *refused : context_of(job.error());
+    auto ids = refused ? std::nullopt : attribute_job_message(m.body);
+    if (!ids)
+      ids = attribute_by_properties(m);
+    if (ids) {
       // Its delivery is known: fail it, so it does not wait for a timeout.
       ids->result = outcome::failed;
       ids->reason = why;
-      log->warn("event=malformed_job outboxDeliveryId={} job={} why={}",
+      log->warn("event=malformed_job outboxDeliveryId={} job={} why={} "
+                "action=failed",
                 ids->delivery_id, kv(ids->job), kv(why));
       return {decision::send, std::move(*ids)};
     }
-    log->warn("event=malformed_job deliveryTag={} why={} action=rejected",
+    log->warn("event=malformed_job deliveryTag={} why={} action=acked",
               m.delivery_tag, kv(why));
-    return {};
+    return {decision::ack, {}};
   }
   auto result = run_job(*job, handlers_);
   if (job->direct) {
@@ -188,10 +201,6 @@ void worker::process(const std::vector<incoming_message>& batch) {
   size_t next = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& d = decisions[i];
-    if (d.action == decision::reject) {
-      consumer_->reject(batch[i].delivery_tag);
-      continue;
-    }
     if (d.action == decision::ack) {
       ack_through = batch[i].delivery_tag;
       continue;

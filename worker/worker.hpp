@@ -61,10 +61,11 @@ public:
 private:
   caf::error connect();
   caf::expected<std::unique_ptr<amqp_client>> connect_publisher() const;
-  /// What to do with one message: send `result` and then ack; just ack (a
-  /// direct job: nobody waits for its result); or reject it (unreadable).
+  /// What to do with one message: send `result` and then ack; or just ack
+  /// (a direct job: nobody waits for its result; an unreadable message that
+  /// names no delivery).
   struct decision {
-    enum { send, ack, reject } action = reject;
+    enum { send, ack } action = ack;
     send_result result;
   };
   decision decide(const incoming_message& m);

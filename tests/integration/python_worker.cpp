@@ -147,6 +147,47 @@ CAF_TEST(the python worker keeps its connection through a long job and idleness)
   CAF_CHECK_EQUAL(occurrences(text, "event=broker_error"), 0u);
 }
 
+// A job message nested a million deep made the Python worker exit with a
+// RecursionError, and the unacked message came back to crash it again.
+CAF_TEST(the python worker settles a message nested a million deep once) {
+  running_node node{make_config({make_route("e", "J", q, {60})})};
+  auto worker = python_worker();
+  auto amqp = amqp_client::connect(amqp_url(), "test producer");
+  CAF_REQUIRE(amqp);
+  CAF_REQUIRE(!(*amqp)->declare_queue(q));
+  outgoing_message named;
+  named.routing_key = q;
+  named.body = std::string(1'000'000, '[');
+  named.message_id = "42";
+  named.correlation_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+  named.type = "J";
+  auto anonymous = named;
+  anonymous.message_id = "";
+  for (auto st : (*amqp)->publish_batch({named, anonymous}, std::chrono::seconds{5}))
+    CAF_REQUIRE(st == publish_status::confirmed);
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"ok"})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; },
+                         std::chrono::seconds{20}));
+  // Its `failed` result reached the relay, which knows no delivery 42.
+  CAF_REQUIRE(wait_until([&] {
+    return node.counters_of("results " + q)["unknown_delivery"] == 1;
+  }, std::chrono::seconds{10}));
+  CAF_CHECK(!worker->exited());
+  worker->signal(SIGTERM);
+  CAF_CHECK_EQUAL(worker->wait(), 0);
+  auto text = log_text();
+  CAF_CHECK_EQUAL(occurrences(text, "event=malformed_job outboxDeliveryId=42 "
+                                    "action=failed why='job message: nested deeper "
+                                    "than 256 levels'"), 1u);
+  CAF_CHECK_EQUAL(occurrences(text, "event=malformed_job action=acked"), 1u);
+  CAF_CHECK_NOT_EQUAL(text.find("malformed=2"), std::string::npos);
+  // Nothing is left for the next worker.
+  CAF_REQUIRE(!(*amqp)->consume(q, 10));
+  auto left = (*amqp)->next_message(std::chrono::milliseconds{500});
+  CAF_REQUIRE(left);
+  CAF_CHECK(!*left);
+}
+
 CAF_TEST(the python producer refuses bad input clearly) {
   auto bad_json = produce("{nope", 1);
   CAF_CHECK_NOT_EQUAL(bad_json.first, 0);

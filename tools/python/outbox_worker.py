@@ -26,6 +26,9 @@ import pika
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DIGITS = re.compile(r"^[0-9]{1,18}$")
+# As the C++ worker library: bodies beyond these are refused unread.
+MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 256
 
 
 class RetryableError(Exception):
@@ -76,11 +79,62 @@ def attribution(doc):
     return None
 
 
-def parse_job(body):
+def _too_deep(body):
+    """True when objects/arrays in `body` (bytes) nest deeper than MAX_DEPTH
+    (brackets inside strings do not count), found without parsing:
+    json.loads recurses per level and raises RecursionError (or worse,
+    with a raised recursion limit, overflows the C stack)."""
+    data = body if isinstance(body, bytes) else body.encode()
+    depth, in_string, escaped = 0, False, False
+    for c in data.translate(None, _IGNORED):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == 0x5C:  # backslash
+                escaped = True
+            elif c == 0x22:  # quote
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in (0x5B, 0x7B):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif c in (0x5D, 0x7D) and depth:
+            depth -= 1
+    return False
+
+
+# Only quotes, backslashes and brackets matter to _too_deep: dropping every
+# other byte first keeps the Python loop short for ordinary messages.
+_IGNORED = bytes(b for b in range(256) if b not in b'"\\[]{}')
+
+
+def load_json(body):
+    """The JSON document in `body`, or raises MalformedJob with a safe reason
+    (never a quote of the body): too big, too deep, not UTF-8, not JSON."""
+    if len(body) > MAX_BODY_BYTES:
+        raise MalformedJob(f"job message: larger than {MAX_BODY_BYTES} bytes")
+    if _too_deep(body):
+        raise MalformedJob(f"job message: nested deeper than {MAX_DEPTH} levels")
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise MalformedJob("job message: not valid JSON")
+
+
+def attribution_by_properties(properties):
+    """(delivery id, dispatch id, job) from the AMQP properties the relay
+    sets (message_id, correlation_id, type), for a body too broken to read."""
+    if properties is None:
+        return None
+    return attribution({"outboxDeliveryId": properties.message_id,
+                        "outboxDispatchId": properties.correlation_id,
+                        "job": properties.type})
+
+
+def parse_job(body):
+    doc = load_json(body)
     if not isinstance(doc, dict):
         raise MalformedJob("job message: not a JSON object")
     if "outboxDirect" in doc:
@@ -163,19 +217,24 @@ class Worker:
                 content_type="application/json", delivery_mode=2,
                 message_id=delivery, correlation_id=dispatch, type=job))
 
-    def _process(self, conn, jobs, results, method, body):
+    def _process(self, conn, jobs, results, method, properties, body):
         try:
             job, _ = parse_job(body)
         except MalformedJob as e:
+            # Settled once and never requeued (it would only fail again):
+            # answered `failed` when its delivery is known, then acked.
             self.counts["malformed"] += 1
             try:
-                ids = attribution(json.loads(body))
-            except (ValueError, UnicodeDecodeError):
+                ids = attribution(load_json(body))
+            except MalformedJob:
                 ids = None
+            ids = ids or attribution_by_properties(properties)
             if ids is None:
-                self.log.warning("event=malformed_job action=rejected why=%r", str(e))
-                jobs.basic_reject(method.delivery_tag, requeue=False)
+                self.log.warning("event=malformed_job action=acked why=%r", str(e))
+                jobs.basic_ack(method.delivery_tag)
                 return
+            self.log.warning("event=malformed_job outboxDeliveryId=%s action=failed "
+                             "why=%r", ids[0], str(e))
             self._reply(results, *ids, "failed", str(e))
             jobs.basic_ack(method.delivery_tag)
             return
@@ -204,12 +263,13 @@ class Worker:
                 results.confirm_delivery()
                 jobs.basic_qos(prefetch_count=self.prefetch)
                 failures = 0
-                for method, _, body in jobs.consume(self.queue, inactivity_timeout=0.2):
+                for method, properties, body in jobs.consume(self.queue,
+                                                             inactivity_timeout=0.2):
                     if self.stopping or (max_jobs > 0 and handled >= max_jobs):
                         break
                     if method is None:
                         continue
-                    self._process(conn, jobs, results, method, body)
+                    self._process(conn, jobs, results, method, properties, body)
                     handled += 1
                 jobs.cancel()
                 conn.close()
