@@ -19,6 +19,9 @@ namespace {
 
 constexpr auto confirm_timeout = std::chrono::seconds{10};
 constexpr auto poll_interval = std::chrono::milliseconds{200};
+// How often the connections are serviced while a handler runs: far more
+// often than any heartbeat interval needs, and a poll costs little.
+constexpr auto service_interval = std::chrono::milliseconds{100};
 
 } // namespace
 
@@ -58,6 +61,7 @@ caf::expected<std::unique_ptr<amqp_client>> worker::connect_publisher() const {
 caf::error worker::connect() {
   consumer_.reset();
   publisher_.reset();
+  backlog_.clear(); // they went back to the queue with the old channel
   auto consumer = amqp_client::connect(opts_.amqp_url, "outbox worker " + opts_.queue);
   if (!consumer)
     return consumer.error();
@@ -96,7 +100,7 @@ void worker::run(int64_t max_jobs) {
       log->info("event=consuming queue={} prefetch={}", kv(opts_.queue),
                 opts_.prefetch);
     }
-    auto first = consumer_->next_message(poll_interval);
+    auto first = next_job(poll_interval);
     if (!first) {
       consumer_.reset(); // reconnect; unacked jobs go back to the queue
       continue;
@@ -115,7 +119,7 @@ void worker::run(int64_t max_jobs) {
     auto limit = max_jobs > 0 ? std::min<int64_t>(opts_.prefetch, max_jobs - handled)
                               : int64_t{opts_.prefetch};
     while (static_cast<int64_t>(batch.size()) < limit) {
-      auto more = consumer_->next_message(std::chrono::milliseconds{0});
+      auto more = next_job(std::chrono::milliseconds{0});
       if (!more || !*more)
         break;
       batch.push_back(std::move(**more));
@@ -173,14 +177,42 @@ worker::decision worker::decide(const incoming_message& m) {
   return {decision::send, std::move(result)};
 }
 
+caf::expected<std::optional<incoming_message>>
+worker::next_job(std::chrono::milliseconds wait) {
+  if (!backlog_.empty()) {
+    auto m = std::move(backlog_.front());
+    backlog_.pop_front();
+    return std::optional<incoming_message>{std::move(m)};
+  }
+  return consumer_->next_message(wait);
+}
+
+void worker::keep_alive() {
+  // A delivery read here is kept for the next batch; its tag is newer than
+  // any of the running batch, so that batch's cumulative ack leaves it be.
+  if (consumer_ && consumer_->is_open()) {
+    auto m = consumer_->next_message(std::chrono::milliseconds{0});
+    if (m && *m)
+      backlog_.push_back(std::move(**m));
+  }
+  if (publisher_)
+    publisher_->keep_alive();
+}
+
 void worker::process(const std::vector<incoming_message>& batch) {
   std::vector<decision> decisions;
   std::vector<send_result> results;
-  for (auto& m : batch) {
-    decisions.push_back(decide(m));
-    if (decisions.back().action == decision::send)
-      results.push_back(decisions.back().result);
-  }
+  // The handlers run on the helper thread, which touches no connection;
+  // this thread keeps both alive meanwhile.
+  handler_thread_.run(
+    [&] {
+      for (auto& m : batch)
+        decisions.push_back(decide(m));
+    },
+    [this] { keep_alive(); }, service_interval);
+  for (auto& d : decisions)
+    if (d.action == decision::send)
+      results.push_back(d.result);
   // The batch's results travel together: one message for the broker to
   // store, confirm, deliver and have acked, instead of one per job.
   auto out = result_batch_messages(opts_.queue, results);

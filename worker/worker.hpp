@@ -8,11 +8,16 @@
 // again. Handlers use delivery_id (stable over retries) or dispatch_id (one
 // per send) to make a repeat harmless. A failed job is never requeued:
 // retries belong to the outbox.
+//
+// Handlers run one at a time on a helper thread of the worker, while the
+// thread of run() keeps both broker connections alive (heartbeats): a long
+// handler neither loses the connection nor gets its job run twice.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -22,6 +27,7 @@
 
 #include "core/amqp_client.hpp"
 #include "core/config.hpp"
+#include "worker/helper_thread.hpp"
 #include "worker/job_runner.hpp"
 
 namespace outbox {
@@ -71,12 +77,18 @@ private:
   decision decide(const incoming_message& m);
   /// Runs a batch, publishes its results with confirms, then acks.
   void process(const std::vector<incoming_message>& batch);
+  /// The next job: one read while a handler ran, else from the consumer.
+  caf::expected<std::optional<incoming_message>> next_job(std::chrono::milliseconds wait);
+  /// Sends due heartbeats on both connections and reads what arrived.
+  void keep_alive();
 
   worker_options opts_;
   handler_map handlers_;
   std::atomic<bool> stop_{false};
   worker_counters counters_;
   std::unique_ptr<amqp_client> consumer_, publisher_;
+  std::deque<incoming_message> backlog_; ///< delivered while a handler ran
+  helper_thread handler_thread_;
 };
 
 } // namespace outbox

@@ -129,6 +129,23 @@ CAF_TEST(relay and worker complete deliveries on their first attempt after idlin
   CAF_CHECK_EQUAL(w.w.counters().completed, 2);
 }
 
+CAF_TEST(a cpp handler longer than two heartbeats runs once) {
+  auto q = queue("long");
+  auto url = short_heartbeat_url();
+  auto cfg = make_config({make_route("e", "J", q, {60})});
+  running_node node{cfg};
+  std::atomic<int> runs{0};
+  running_worker w{url, q, [&](const job_context&) {
+                     ++runs;
+                     std::this_thread::sleep_for(idle_period); // a long job
+                   }};
+  publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }, 20s));
+  // A lost connection would hand the job out again soon after.
+  CAF_CHECK(!wait_until([&] { return runs.load() > 1; }, 3s));
+  CAF_CHECK_EQUAL(max_attempts(), 0);
+}
+
 CAF_TEST(the direct producer publishes after idling) {
   auto q = queue("direct");
   auto cfg = make_config({make_route("metrics.cpu", "J", q, {1})});
