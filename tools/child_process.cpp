@@ -15,7 +15,8 @@ namespace outbox {
 
 child_process::child_process(const std::string& path,
                              const std::vector<std::string>& args,
-                             const std::string& log_file) {
+                             const std::string& log_file,
+                             const std::vector<std::string>& env) {
   std::vector<std::string> store{path};
   store.insert(store.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -36,6 +37,11 @@ child_process::child_process(const std::string& path,
     close_range(3, ~0U, 0);
     unsetenv("OUTBOX_DATABASE_URL");
     unsetenv("OUTBOX_AMQP_URL");
+    for (auto& entry : env) {
+      auto eq = entry.find('=');
+      if (eq != std::string::npos)
+        setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
+    }
     // The parent may block signals; the child must start clean.
     sigset_t none;
     sigemptyset(&none);

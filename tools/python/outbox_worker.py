@@ -3,8 +3,9 @@
 with Debian's python3-pika: it proves a worker needs no C++.
 
 As a library:   w = Worker(url, "stock.publish"); w.handle("PublishStockJob", fn); w.run()
-As a program:   outbox_worker.py --amqp-url URL --queue QUEUE [--max-jobs N]
-                (the example's scenarios, as tools/example_worker.cpp)
+As a program:   OUTBOX_AMQP_URL=... outbox_worker.py --queue QUEUE [--max-jobs N]
+                (or --amqp-url-file PATH; the example's scenarios, as
+                tools/example_worker.cpp)
 
 A handler gets a Job; returning completes it, raising RetryableError asks for
 a retry, raising JobFailed (or anything else) fails it. Only the reasons of
@@ -22,6 +23,8 @@ import threading
 import time
 
 import pika
+
+from outbox_urls import resolve_url
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -297,7 +300,10 @@ def scenario(job):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--amqp-url", required=True)
+    parser.add_argument("--amqp-url", help="only without a password (default: "
+                        "$OUTBOX_AMQP_URL)")
+    parser.add_argument("--amqp-url-file", metavar="PATH",
+                        help="a file holding the broker URL")
     parser.add_argument("--queue", required=True)
     parser.add_argument("--jobs", default="PublishStockJob,IndexStockJob,SendConfirmationJob",
                         help="comma-separated jobs this worker runs")
@@ -306,7 +312,9 @@ def main():
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="ts=%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
-    worker = Worker(args.amqp_url, args.queue, args.prefetch)
+    url = resolve_url("outbox_worker", "amqp-url", args.amqp_url,
+                      args.amqp_url_file, "OUTBOX_AMQP_URL")
+    worker = Worker(url, args.queue, args.prefetch)
     for job in filter(None, args.jobs.split(",")):
         worker.handle(job, scenario)
     signal.signal(signal.SIGTERM, worker.stop)
