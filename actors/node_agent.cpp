@@ -5,6 +5,7 @@
 #include "actors/lifecycle_group.hpp"
 #include "actors/pass_loop.hpp"
 #include "core/logging.hpp"
+#include "core/timestamp.hpp"
 
 namespace outbox {
 
@@ -35,6 +36,7 @@ void joined(self_ptr self, status_actor status) {
   auto& st = self->state;
   st.status = std::move(status);
   st.failed_connects = 0;
+  st.connect_failures.succeeded();
   self->monitor(st.status);
   self->send(st.status, join_atom::value, st.info);
   for (auto& [name, _] : st.metrics)
@@ -50,11 +52,12 @@ void connect_failed(self_ptr self, const std::string& why) {
   ++st.failed_connects;
   auto delay = backoff_delay(st.failed_connects, std::chrono::seconds{5});
   st.next_connect_ms = now_ms() + delay.count();
-  if (st.failed_connects == 1 || st.failed_connects % 20 == 0)
+  if (st.connect_failures.failed())
     logger("node")->warn("event=status_unreachable node={} host={} port={} "
-                         "attempts={} why={}",
+                         "attempts={} since={} why={}",
                          kv(st.info.name), kv(st.target.host), st.target.port,
-                         st.failed_connects, kv(why));
+                         st.connect_failures.count(),
+                         format_timestamp(st.connect_failures.since()), kv(why));
 }
 
 void try_connect(self_ptr self) {

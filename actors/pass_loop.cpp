@@ -4,6 +4,7 @@
 
 #include "core/errors.hpp"
 #include "core/logging.hpp"
+#include "core/timestamp.hpp"
 
 namespace outbox {
 
@@ -28,9 +29,22 @@ bool lingers(const pass_outcome& out, const pass_settings& s) {
          && out.rows > 0 && out.rows >= s.linger_min_rows;
 }
 
-void log_failed_pass(const actor_metrics& m, int failures) {
-  logger(m.role)->warn("event=pass_failed actor={} failures={} error={}",
-                       kv(m.name), failures, kv(m.last_error));
+void log_failed_pass(const actor_metrics& m, failure_streak& streak) {
+  if (!streak.failed())
+    return;
+  if (streak.count() == 1)
+    logger(m.role)->warn("event=pass_failed actor={} error={}", kv(m.name),
+                         kv(m.last_error));
+  else
+    logger(m.role)->warn("event=pass_still_failing actor={} failures={} since={} "
+                         "error={}",
+                         kv(m.name), streak.count(),
+                         format_timestamp(streak.since()), kv(m.last_error));
+}
+
+void log_recovered(const actor_metrics& m, failure_streak& streak) {
+  if (auto n = streak.succeeded(); n > 0)
+    logger(m.role)->info("event=pass_recovered actor={} failures={}", kv(m.name), n);
 }
 
 void record(actor_metrics& m, const pass_outcome& out, int64_t now) {

@@ -1,8 +1,10 @@
 // The loop every pass actor (router, dispatcher, result handler, sweeper)
 // runs: a pass when woken, again at once after a full batch, otherwise at
 // the earliest known work or after the idle sleep, and after a failure with
-// a capped exponential backoff. Each schedule carries a token so that only
-// the newest armed timer starts a pass: wake-ups never pile up passes.
+// a capped exponential backoff that wake-ups do not cut short (while the
+// broker is down, a wake-up per event would otherwise start a pass per
+// event). Each schedule carries a token so that only the newest armed timer
+// starts a pass: wake-ups never pile up passes.
 #pragma once
 
 #include <chrono>
@@ -21,6 +23,7 @@
 #include "actors/lifecycle_group.hpp"
 #include "actors/messages.hpp"
 #include "core/backoff.hpp"
+#include "core/failure_streak.hpp"
 #include "core/lifecycle_event.hpp"
 #include "core/lifecycle_log.hpp"
 
@@ -66,8 +69,12 @@ std::chrono::milliseconds next_delay(const pass_outcome& out,
 /// True when the next pass lingers (pass_settings::linger).
 bool lingers(const pass_outcome& out, const pass_settings& s);
 
-/// Logs a failed pass (our own error rendering only, never a server text).
-void log_failed_pass(const actor_metrics& m, int failures);
+/// Logs a failed pass when `streak` says so: the first of a run, then a
+/// summary now and then (our own error rendering only, never a server text).
+void log_failed_pass(const actor_metrics& m, failure_streak& streak);
+
+/// Logs the end of a run of failed passes (if there was one).
+void log_recovered(const actor_metrics& m, failure_streak& streak);
 
 /// Adds a pass's figures to an actor's metrics.
 void record(actor_metrics& m, const pass_outcome& out, int64_t now);
@@ -81,7 +88,9 @@ struct pass_state {
   uint64_t token = 0;
   bool pass_queued = false; ///< an immediate pass waits in the mailbox
   bool lingering = false;   ///< the next pass is armed: wake-ups wait for it
+  bool backing_off = false; ///< a failed pass armed the next: wake-ups wait
   int failures = 0;
+  failure_streak failure_log;
   /// Called after each self-driven pass with whether the next pass comes
   /// without a wake-up (a full batch or a linger); the router's listener
   /// demand hangs here.
@@ -95,11 +104,14 @@ pass_outcome run_pass(Self* self) {
   auto& st = self->state;
   st.pass_queued = false;
   st.lingering = false;
+  st.backing_off = false;
   auto out = st.role->pass();
   record(st.metrics, out, now_ms());
   st.failures = out.error ? st.failures + 1 : 0;
   if (out.error)
-    log_failed_pass(st.metrics, st.failures);
+    log_failed_pass(st.metrics, st.failure_log);
+  else
+    log_recovered(st.metrics, st.failure_log);
   for (auto& ev : out.events) {
     log_lifecycle(st.metrics.role.c_str(), ev);
     caf::anon_send(st.lifecycle, ev); // typed actors cannot send() to a group
@@ -110,6 +122,7 @@ pass_outcome run_pass(Self* self) {
     auto token = ++st.token;
     auto delay = next_delay(out, st.settings, st.failures);
     st.lingering = lingers(out, st.settings);
+    st.backing_off = static_cast<bool>(out.error);
     if (st.lingering)
       delay = std::min(delay, st.settings.linger);
     if (st.after_pass)
@@ -140,9 +153,10 @@ pass_behavior(Self* self, std::shared_ptr<pass_role> role, actor_metrics who,
     // A wake-up queues one pass behind the messages already waiting: the
     // wake-ups that pile up meanwhile (one per commit under load) are
     // covered by that pass and cost nothing.
+    // During a linger or a backoff the armed pass covers the wake-up.
     [=](wake_atom) {
       auto& st = self->state;
-      if (st.pass_queued || st.lingering)
+      if (st.pass_queued || st.lingering || st.backing_off)
         return;
       st.pass_queued = true;
       self->send(self, pass_atom::value, ++st.token);

@@ -62,12 +62,47 @@ const char* to_string(publish_status x) {
     case publish_status::nacked: return "nacked";
     case publish_status::returned: return "returned";
     case publish_status::lost: return "lost";
+    case publish_status::unsent: return "unsent";
   }
   return "lost";
 }
 
+namespace {
+
+// Reads the query of an AMQP URL: only `heartbeat=N` (RabbitMQ's URI spec
+// name), so that a test or an operator can shorten the interval per
+// process. False for anything else (the URL is not echoed).
+bool parse_query(const std::string& query, amqp_url_parts& parts) {
+  size_t start = 0;
+  while (start <= query.size()) {
+    auto end = std::min(query.find('&', start), query.size());
+    auto item = query.substr(start, end - start);
+    const std::string key = "heartbeat=";
+    if (item.compare(0, key.size(), key) != 0 || item.size() == key.size()
+        || item.size() > key.size() + 4)
+      return false;
+    int n = 0;
+    for (auto c : item.substr(key.size())) {
+      if (c < '0' || c > '9')
+        return false;
+      n = n * 10 + (c - '0');
+    }
+    if (n > 3600)
+      return false;
+    parts.heartbeat = n;
+    start = end + 1;
+  }
+  return true;
+}
+
+} // namespace
+
 caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url) {
-  std::vector<char> buf(url.begin(), url.end());
+  // The query starts after the user info (a password holds no raw '?').
+  auto at = url.rfind('@');
+  auto q = url.find('?', at == std::string::npos ? 0 : at);
+  std::string base = url.substr(0, q);
+  std::vector<char> buf(base.begin(), base.end());
   buf.push_back('\0');
   amqp_connection_info info;
   amqp_default_connection_info(&info);
@@ -77,6 +112,9 @@ caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url) {
   if (info.ssl)
     return make_error(errc::invalid_url, "is amqps:// (TLS), which is not supported yet");
   amqp_url_parts parts;
+  if (q != std::string::npos && !parse_query(url.substr(q + 1), parts))
+    return make_error(errc::invalid_url,
+                      "has a query other than ?heartbeat=N (seconds, 0..3600)");
   parts.host = info.host;
   parts.user = info.user;
   parts.password = info.password;
@@ -115,6 +153,12 @@ struct amqp_client::impl {
   bool open = false;
   bool confirms = false;
   uint64_t next_tag = 1;
+  std::chrono::seconds heartbeat{0};
+  /// When this side last wrote (publishes, heartbeats); keep_alive() sends
+  /// a heartbeat half an interval after it. rabbitmq-c's own timer waits a
+  /// whole interval, which leaves a caller that comes by only now and then
+  /// too close to the broker's limit of two.
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
 
   ~impl() {
     if (conn == nullptr)
@@ -171,6 +215,49 @@ struct amqp_client::impl {
     }
   }
 
+  // See amqp_client::keep_alive. Frames other than a close are late
+  // confirms or returns of a batch that already gave up on them: dropped.
+  bool keep_alive() {
+    if (!open)
+      return false;
+    auto now = std::chrono::steady_clock::now();
+    if (heartbeat.count() > 0 && now - last_write >= heartbeat / 2) {
+      amqp_frame_t hb{};
+      hb.frame_type = AMQP_FRAME_HEARTBEAT;
+      hb.channel = 0;
+      if (amqp_send_frame(conn, &hb) != AMQP_STATUS_OK) {
+        open = false;
+        return false;
+      }
+      last_write = now;
+    }
+    // Bounded: a broker that floods an idle publisher is not waited out.
+    for (int i = 0; i < 1000; ++i) {
+      amqp_frame_t f;
+      timeval tv{0, 0};
+      int rc = amqp_simple_wait_frame_noblock(conn, &f, &tv);
+      if (rc == AMQP_STATUS_TIMEOUT)
+        break;
+      if (rc != AMQP_STATUS_OK) {
+        open = false;
+        return false;
+      }
+      if (f.frame_type != AMQP_FRAME_METHOD)
+        continue;
+      if (f.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD) {
+        if (reopen_channel())
+          return false;
+      } else if (f.payload.method.id == AMQP_CONNECTION_CLOSE_METHOD) {
+        amqp_connection_close_ok_t ok{};
+        amqp_send_method(conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+        open = false;
+        return false;
+      }
+    }
+    amqp_maybe_release_buffers(conn);
+    return open;
+  }
+
   // Puts the channel in confirm mode once; tags count from 1 after it.
   bool enable_confirms() {
     if (confirms)
@@ -207,9 +294,14 @@ struct amqp_client::impl {
                              bytes(m.routing_key), /*mandatory*/ 1,
                              /*immediate*/ 0, &props, bytes(m.body))
           != AMQP_STATUS_OK) {
+        // This message did not get out whole (the broker drops a partial
+        // one) and the rest were never written; the earlier ones did.
+        for (size_t k = i; k < ms.size(); ++k)
+          t.out[k] = publish_status::unsent;
         open = false;
         return false;
       }
+      last_write = std::chrono::steady_clock::now();
       t.pending.emplace(next_tag++, i);
       t.by_id[m.message_id].push_back(i);
     }
@@ -301,13 +393,16 @@ amqp_client::connect(const std::string& url, const std::string& name,
   amqp_table_t props{1, &entry};
   auto login = amqp_login_with_properties(
     p->conn, parts->vhost.c_str(), 0, AMQP_DEFAULT_FRAME_SIZE,
-    static_cast<int>(heartbeat.count()), &props, AMQP_SASL_METHOD_PLAIN,
+    parts->heartbeat.value_or(static_cast<int>(heartbeat.count())), &props,
+    AMQP_SASL_METHOD_PLAIN,
     parts->user.c_str(), parts->password.c_str());
   if (login.reply_type != AMQP_RESPONSE_NORMAL)
     return make_error(errc::broker_unavailable,
                       "the broker at " + where
                         + " refused the login (check user, password, vhost)");
   p->open = true;
+  p->heartbeat = std::chrono::seconds{amqp_get_heartbeat(p->conn)};
+  p->last_write = std::chrono::steady_clock::now();
   amqp_channel_open(p->conn, channel);
   if (auto err = p->check(amqp_get_rpc_reply(p->conn), "channel.open"))
     return err;
@@ -348,10 +443,17 @@ caf::error amqp_client::delete_queue(const std::string& name) {
 std::vector<publish_status>
 amqp_client::publish_batch(const std::vector<outgoing_message>& ms,
                            std::chrono::milliseconds timeout) {
-  std::vector<publish_status> out(ms.size(), publish_status::lost);
   auto& p = *impl_;
-  if (!p.open || ms.empty() || !p.enable_confirms())
-    return out;
+  // A connection the broker dropped while we were idle is found here,
+  // before a byte is written: its messages are unsent, not lost.
+  if (!p.keep_alive())
+    return std::vector<publish_status>(ms.size(), publish_status::unsent);
+  if (ms.empty())
+    return {};
+  if (!p.enable_confirms()) // nothing written: unsent if the connection broke
+    return std::vector<publish_status>(ms.size(), p.open ? publish_status::lost
+                                                         : publish_status::unsent);
+  std::vector<publish_status> out(ms.size(), publish_status::lost);
   confirm_tracker track{out, {}, {}};
   if (!p.send_all(ms, track))
     return out;
@@ -432,6 +534,14 @@ caf::error amqp_client::reject(uint64_t tag) {
 
 bool amqp_client::is_open() const {
   return impl_->open;
+}
+
+bool amqp_client::keep_alive() {
+  return impl_->keep_alive();
+}
+
+std::chrono::seconds amqp_client::heartbeat() const {
+  return impl_->heartbeat;
 }
 
 } // namespace outbox

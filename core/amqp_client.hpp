@@ -32,9 +32,12 @@ enum class publish_status {
   nacked,    ///< the broker refused it (e.g. a full queue that rejects)
   returned,  ///< no queue took it (mandatory): it would have been lost
   lost,      ///< the channel or connection broke, or no confirm in time
+  /// The connection was found broken before the message was written: it
+  /// never reached the broker and may be sent again on a new connection.
+  unsent,
 };
 
-/// Returns "confirmed", "nacked", "returned" or "lost".
+/// Returns "confirmed", "nacked", "returned", "lost" or "unsent".
 const char* to_string(publish_status x);
 
 struct incoming_message {
@@ -56,10 +59,14 @@ struct queue_options {
 struct amqp_url_parts {
   std::string host, user, password, vhost;
   int port = 5672;
+  /// `?heartbeat=N` (seconds, 0..3600) as in RabbitMQ's URI spec; nullopt
+  /// when the URL does not say.
+  std::optional<int> heartbeat;
 };
 
-/// Parses amqp://user:password@host:port/vhost; errc::invalid_url without
-/// echoing the URL (it may hold a password). amqps is not supported.
+/// Parses amqp://user:password@host:port/vhost[?heartbeat=N];
+/// errc::invalid_url without echoing the URL (it may hold a password).
+/// amqps and other query parameters are not supported.
 caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url);
 
 class amqp_client {
@@ -69,8 +76,10 @@ public:
   amqp_client& operator=(const amqp_client&) = delete;
 
   /// Connects and opens a channel. `name` shows in the broker's connection
-  /// list. Heartbeats keep an idle connection alive only while the caller
-  /// keeps calling into the client (next_message polls do).
+  /// list. `heartbeat` is what the client proposes (the URL's `heartbeat`
+  /// wins over it; the broker's lower proposal wins over both). rabbitmq-c
+  /// sends heartbeats only from inside its calls: a consumer does so while
+  /// it waits in next_message, a publisher when keep_alive() is called.
   static caf::expected<std::unique_ptr<amqp_client>>
   connect(const std::string& url, const std::string& name,
           std::chrono::seconds heartbeat = std::chrono::seconds{10});
@@ -83,8 +92,11 @@ public:
 
   /// Publishes all messages persistent and mandatory, pipelined, then waits
   /// up to `timeout` for their confirms. Returns one status per message, in
-  /// order; anything not confirmed in time is `lost`. After a broken
-  /// connection is_open() is false and every later call fails fast.
+  /// order; anything not confirmed in time is `lost`. A connection found
+  /// broken before a message was written leaves it `unsent` (first checked
+  /// with keep_alive(), so a connection dropped while idle sends nothing).
+  /// After a broken connection is_open() is false and every later call
+  /// fails fast.
   std::vector<publish_status> publish_batch(const std::vector<outgoing_message>& ms,
                                             std::chrono::milliseconds timeout);
 
@@ -103,6 +115,17 @@ public:
 
   /// Returns false once the connection is known to be broken.
   bool is_open() const;
+
+  /// For a connection that consumes nothing (a publisher between batches):
+  /// sends a heartbeat when half the heartbeat interval passed without a
+  /// write, reads what the broker sent meanwhile (its heartbeats, a close)
+  /// without waiting, and returns is_open(). Call it at least every half
+  /// interval to keep an idle connection alive; a connection the broker
+  /// already dropped is found broken here, before anything is written.
+  bool keep_alive();
+
+  /// The negotiated heartbeat interval (0: none).
+  std::chrono::seconds heartbeat() const;
 
 private:
   struct impl;

@@ -1,5 +1,6 @@
 #include "core/amqp_endpoints.hpp"
 
+#include "core/amqp_resend.hpp"
 #include "core/errors.hpp"
 #include "core/wire.hpp"
 
@@ -11,10 +12,7 @@ amqp_job_publisher::amqp_job_publisher(std::string url, std::string queue,
     confirm_timeout_(confirm_timeout) {
 }
 
-caf::error amqp_job_publisher::ready() {
-  if (client_ && client_->is_open())
-    return caf::none;
-  client_.reset();
+caf::expected<std::unique_ptr<amqp_client>> amqp_job_publisher::connect() const {
   auto c = amqp_client::connect(url_, "outbox dispatcher " + queue_);
   if (!c)
     return c.error();
@@ -24,18 +22,27 @@ caf::error amqp_job_publisher::ready() {
     return err;
   if (auto err = (*c)->declare_queue(results_queue(queue_)))
     return err;
+  return c;
+}
+
+caf::error amqp_job_publisher::ready() {
+  // Every pass comes by here, also the idle ones: that keeps the heartbeats
+  // flowing while nothing is published (at the default --sleep of 1 s), and
+  // renews a connection the broker dropped before anything is claimed.
+  if (client_ && client_->keep_alive())
+    return caf::none;
+  client_.reset();
+  auto c = connect();
+  if (!c)
+    return c.error();
   client_ = std::move(*c);
   return caf::none;
 }
 
 std::vector<publish_status>
 amqp_job_publisher::publish(const std::vector<outgoing_message>& ms) {
-  if (!client_)
-    return std::vector<publish_status>(ms.size(), publish_status::lost);
-  auto statuses = client_->publish_batch(ms, confirm_timeout_);
-  if (!client_->is_open())
-    client_.reset();
-  return statuses;
+  return publish_resending(client_, [this] { return connect(); }, ms,
+                           confirm_timeout_);
 }
 
 amqp_result_source::amqp_result_source(std::string url, std::string queue,

@@ -17,10 +17,13 @@ public:
   amqp_job_publisher(std::string url, std::string queue,
                      std::chrono::milliseconds confirm_timeout);
   caf::error ready() override;
+  /// Messages the broker never got because the connection was found
+  /// broken go again over a new one (publish_resending).
   std::vector<publish_status>
   publish(const std::vector<outgoing_message>& ms) override;
 
 private:
+  caf::expected<std::unique_ptr<amqp_client>> connect() const;
   std::string url_, queue_;
   std::chrono::milliseconds confirm_timeout_;
   std::unique_ptr<amqp_client> client_;

@@ -32,6 +32,8 @@ struct json_serializer {
   /// Reads a `T` back; errc::deserialize_failed names the path.
   template <class T>
   static caf::expected<T> deserialize(const std::string& payload) {
+    // Iterative: a payload nested a million deep must not overflow the
+    // stack (the reader below walks only as deep as T's own fields).
     rapidjson::Document doc;
     if (auto why = parse_json(payload, payload_json_limits, doc))
       return make_error(errc::deserialize_failed, "payload: " + *why);

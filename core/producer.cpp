@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/amqp_resend.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
 #include "core/retry_policy.hpp"
@@ -23,7 +24,10 @@ caf::expected<int64_t> producer::add(pg_conn* conn, const event& ev) {
 }
 
 caf::error producer::connect() {
-  if (client_ && client_->is_open())
+  // Between events the connection may sit idle for longer than the broker
+  // waits for heartbeats: keep_alive() sends one that is due, and finds a
+  // connection the broker dropped meanwhile before it is used.
+  if (client_ && client_->keep_alive())
     return caf::none;
   client_.reset();
   declared_.clear();
@@ -88,9 +92,11 @@ caf::expected<int64_t> producer::publish_directly(const event& ev) {
         client_.reset();
         return err;
       }
-  auto statuses = client_->publish_batch(messages, confirm_timeout_);
-  if (!client_->is_open())
-    client_.reset();
+  // The queues are declared (and durable): a new connection needs none.
+  auto statuses = publish_resending(
+    client_,
+    [this] { return amqp_client::connect(cfg_.amqp_url, "outbox producer (direct)"); },
+    messages, confirm_timeout_);
   for (size_t i = 0; i < messages.size(); ++i) {
     auto st = i < statuses.size() ? statuses[i] : publish_status::lost;
     if (st != publish_status::confirmed) {

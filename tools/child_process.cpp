@@ -15,7 +15,8 @@ namespace outbox {
 
 child_process::child_process(const std::string& path,
                              const std::vector<std::string>& args,
-                             const std::string& log_file) {
+                             const std::string& log_file,
+                             const std::vector<std::string>& env) {
   std::vector<std::string> store{path};
   store.insert(store.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -30,8 +31,17 @@ child_process::child_process(const std::string& path,
       dup2(fd, 2);
       close(fd);
     }
+    // Nothing else the parent holds goes along: a child that outlives an
+    // aborted test would otherwise keep, say, a lock file's descriptor and
+    // the lock with it.
+    close_range(3, ~0U, 0);
     unsetenv("OUTBOX_DATABASE_URL");
     unsetenv("OUTBOX_AMQP_URL");
+    for (auto& entry : env) {
+      auto eq = entry.find('=');
+      if (eq != std::string::npos)
+        setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
+    }
     // The parent may block signals; the child must start clean.
     sigset_t none;
     sigemptyset(&none);

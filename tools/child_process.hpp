@@ -12,16 +12,22 @@ namespace outbox {
 class child_process {
 public:
   /// Starts `path args...` with stdout and stderr appended to `log_file`,
-  /// with signals unblocked. OUTBOX_DATABASE_URL/OUTBOX_AMQP_URL are unset:
-  /// the config file the child is given rules.
+  /// with signals unblocked. OUTBOX_DATABASE_URL/OUTBOX_AMQP_URL are unset
+  /// (the config file the child is given rules), then `env`'s "NAME=value"
+  /// entries are set: the way to hand a child a secret that its command
+  /// line, readable by every user, must not show.
   child_process(const std::string& path, const std::vector<std::string>& args,
-                const std::string& log_file);
+                const std::string& log_file,
+                const std::vector<std::string>& env = {});
   ~child_process(); ///< stop(), if it still runs
 
   child_process(const child_process&) = delete;
   child_process& operator=(const child_process&) = delete;
 
   void signal(int sig);
+
+  /// The child's process id (-1 once reaped).
+  pid_t pid() const { return pid_; }
 
   /// Waits for the exit; the exit code, or 128 + signal, or -1 on timeout.
   int wait(int timeout_seconds = 30);

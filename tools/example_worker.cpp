@@ -49,8 +49,10 @@ const char* const demo_jobs[] = {"PublishStockJob", "IndexStockJob",
                                  "SendConfirmationJob"};
 
 void run_scenario(const outbox::job_context& ctx) {
+  // Iterative, so that no payload can overflow the stack (the worker
+  // library already refuses job messages nested deeper than 256 levels).
   rapidjson::Document doc;
-  doc.Parse(ctx.payload_json.c_str());
+  doc.Parse<rapidjson::kParseIterativeFlag>(ctx.payload_json.c_str());
   std::string scenario = "ok";
   int seconds = 6;
   if (doc.IsObject() && doc.HasMember("scenario") && doc["scenario"].IsString())

@@ -10,6 +10,7 @@
 //   outboxctl forget ID
 //   outboxctl prune --hours N [--status completed,failed,...]
 //   outboxctl quarantined [--limit N] | discard EVENT_ID...
+#include <cstdlib>
 #include <iostream>
 #include <set>
 
@@ -32,6 +33,12 @@ namespace {
 
 constexpr int exit_usage = 2;   // bad flags or config
 constexpr int exit_failure = 1; // the database refused or is unreachable
+
+// Every wait on the network is bounded: a server that accepts and then says
+// nothing (a wrong port, a hung node) must not hang an operator's shell.
+constexpr auto handshake_timeout = std::chrono::seconds{5};
+constexpr auto status_timeout = std::chrono::seconds{10};
+constexpr const char* db_connect_timeout = "10"; // seconds, libpq's default
 
 constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "       outboxctl status [--connect HOST:PORT] "
@@ -133,26 +140,59 @@ int status_from_cluster(ctl_config& opts) {
   }
   caf::actor_system sys{opts};
   auto target = where->host + ":" + std::to_string(where->port);
-  auto status = sys.middleman().remote_actor<outbox::status_actor>(where->host,
-                                                                   where->port);
-  if (!status) {
+  // The middleman's own remote_actor() waits for the handshake without a
+  // limit; asking its actor with a timeout bounds that wait.
+  caf::scoped_actor self{sys};
+  caf::strong_actor_ptr remote;
+  std::set<std::string> ifs;
+  bool timed_out = false;
+  self
+    ->request(sys.middleman().actor_handle(), handshake_timeout,
+              caf::connect_atom::value, where->host, where->port)
+    .receive(
+      [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+          std::set<std::string>& xs) {
+        remote = std::move(ptr);
+        ifs = std::move(xs);
+      },
+      [&](caf::error& err) { timed_out = err == caf::sec::request_timeout; });
+  if (timed_out) {
+    std::cerr << "outboxctl status: " << target
+              << " accepted the connection but did not answer as a status "
+                 "node within "
+              << handshake_timeout.count()
+              << " s (is it outboxd's status port? use --connect HOST:PORT, "
+                 "or --db to read the database)\n";
+    // The middleman still waits on that connection; tearing the actor
+    // system down would wait with it.
+    std::cerr.flush();
+    std::_Exit(exit_failure);
+  }
+  if (!remote || !sys.assignable<outbox::status_actor>(ifs)) {
     std::cerr << "outboxctl status: no status node reachable at " << target
               << " (is outboxd running? use --connect HOST:PORT, or --db to "
                  "read the database)\n";
     return exit_failure;
   }
+  auto status = caf::actor_cast<outbox::status_actor>(std::move(remote));
   int rc = exit_failure;
-  caf::scoped_actor self{sys};
-  self->request(*status, std::chrono::seconds{10}, outbox::status_atom::value)
+  bool answered = false;
+  self->request(status, status_timeout, outbox::status_atom::value)
     .receive(
       [&](const outbox::cluster_status& s) {
         print_status(s, opts.json, true);
         rc = 0;
+        answered = true;
       },
       [&](caf::error& err) {
         std::cerr << "outboxctl status: the status node at " << target
-                  << " did not answer (" << sys.render(err) << ")\n";
+                  << " did not answer within " << status_timeout.count()
+                  << " s (" << sys.render(err) << ")\n";
       });
+  if (!answered) {
+    std::cerr.flush();
+    std::_Exit(rc); // as above: do not wait for a node that does not answer
+  }
   return rc;
 }
 
@@ -181,6 +221,10 @@ int migrate(const outbox::config& cfg) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // libpq waits for a silent database server without a limit unless the
+  // URL sets connect_timeout; this default bounds it (an explicit
+  // connect_timeout or PGCONNECT_TIMEOUT still wins).
+  setenv("PGCONNECT_TIMEOUT", db_connect_timeout, /*overwrite*/ 0);
   ctl_config opts;
   if (auto err = opts.parse_args(argc, argv); !err.empty()) {
     std::cerr << "outboxctl: " << err << "\n";

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/amqp_resend.hpp"
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
+#include "core/failure_streak.hpp"
 #include "core/logging.hpp"
 #include "core/text.hpp"
+#include "core/timestamp.hpp"
 #include "core/wire.hpp"
+#include "worker/job_screen.hpp"
 
 namespace outbox {
 
@@ -15,6 +19,9 @@ namespace {
 
 constexpr auto confirm_timeout = std::chrono::seconds{10};
 constexpr auto poll_interval = std::chrono::milliseconds{200};
+// How often the connections are serviced while a handler runs: far more
+// often than any heartbeat interval needs, and a poll costs little.
+constexpr auto service_interval = std::chrono::milliseconds{100};
 
 } // namespace
 
@@ -39,21 +46,29 @@ caf::error worker::check_routes(const config& cfg) const {
                       + join(missing, ", "));
 }
 
-caf::error worker::connect() {
-  consumer_.reset();
-  publisher_.reset();
-  auto consumer = amqp_client::connect(opts_.amqp_url, "outbox worker " + opts_.queue);
-  if (!consumer)
-    return consumer.error();
+caf::expected<std::unique_ptr<amqp_client>> worker::connect_publisher() const {
   auto publisher = amqp_client::connect(opts_.amqp_url,
                                         "outbox worker results " + opts_.queue);
   if (!publisher)
     return publisher.error();
   // The relay declares both queues too; declaring here lets a worker start
   // first.
-  if (auto err = (*consumer)->declare_queue(opts_.queue))
-    return err;
   if (auto err = (*publisher)->declare_queue(results_queue(opts_.queue)))
+    return err;
+  return publisher;
+}
+
+caf::error worker::connect() {
+  consumer_.reset();
+  publisher_.reset();
+  backlog_.clear(); // they went back to the queue with the old channel
+  auto consumer = amqp_client::connect(opts_.amqp_url, "outbox worker " + opts_.queue);
+  if (!consumer)
+    return consumer.error();
+  auto publisher = connect_publisher();
+  if (!publisher)
+    return publisher.error();
+  if (auto err = (*consumer)->declare_queue(opts_.queue))
     return err;
   if (auto err = (*consumer)->consume(opts_.queue, opts_.prefetch))
     return err;
@@ -65,37 +80,46 @@ caf::error worker::connect() {
 void worker::run(int64_t max_jobs) {
   auto log = logger("worker");
   int failures = 0;
+  failure_streak unreachable;
   int64_t handled = 0;
   while (!stop_ && (max_jobs <= 0 || handled < max_jobs)) {
     if (!consumer_ || !consumer_->is_open() || !publisher_
         || !publisher_->is_open()) {
       if (auto err = connect()) {
         ++failures;
-        if (failures == 1 || failures % 30 == 0)
-          log->warn("event=broker_unreachable queue={} attempts={} error={}",
-                    kv(opts_.queue), failures, kv(render(err)));
+        if (unreachable.failed())
+          log->warn("event=broker_unreachable queue={} attempts={} since={} error={}",
+                    kv(opts_.queue), unreachable.count(),
+                    format_timestamp(unreachable.since()), kv(render(err)));
         std::this_thread::sleep_for(
           backoff_delay(failures, std::chrono::milliseconds{5000}));
         continue;
       }
       failures = 0;
+      unreachable.succeeded();
       log->info("event=consuming queue={} prefetch={}", kv(opts_.queue),
                 opts_.prefetch);
     }
-    auto first = consumer_->next_message(poll_interval);
+    auto first = next_job(poll_interval);
     if (!first) {
       consumer_.reset(); // reconnect; unacked jobs go back to the queue
       continue;
     }
-    if (!*first)
+    if (!*first) {
+      // Idle: the consumer's wait sent its heartbeats, the results
+      // connection gets its own here (or is found dropped and renewed
+      // before a result needs it).
+      if (!publisher_->keep_alive())
+        publisher_.reset();
       continue;
+    }
     // Take what else is already here (up to the prefetch), so that the
     // results go out as one pipelined, confirmed batch.
     std::vector<incoming_message> batch{std::move(**first)};
     auto limit = max_jobs > 0 ? std::min<int64_t>(opts_.prefetch, max_jobs - handled)
                               : int64_t{opts_.prefetch};
     while (static_cast<int64_t>(batch.size()) < limit) {
-      auto more = consumer_->next_message(std::chrono::milliseconds{0});
+      auto more = next_job(std::chrono::milliseconds{0});
       if (!more || !*more)
         break;
       batch.push_back(std::move(**more));
@@ -107,21 +131,33 @@ void worker::run(int64_t max_jobs) {
 
 worker::decision worker::decide(const incoming_message& m) {
   auto log = logger("worker");
-  auto job = parse_job_message(m.body);
+  // A body too big or too deep for the parser is refused unread: it would
+  // crash this worker and then every worker the broker hands it to next.
+  auto refused = screen_job_message(m);
+  auto job = refused ? caf::expected<job_message_fields>{make_error(
+                         errc::deserialize_failed, *refused)}
+                     : parse_job_message(m.body);
   if (!job) {
+    // Settled once, never requeued: acked after its `failed` result is
+    // confirmed when its delivery is known, else acked at once. Logged and
+    // counted by its ids or tag only, never its body.
     ++counters_.malformed;
-    auto why = context_of(job.error());
-    if (auto ids = attribute_job_message(m.body)) {
+    auto why = refused ? *refused : context_of(job.error());
+    auto ids = refused ? std::nullopt : attribute_job_message(m.body);
+    if (!ids)
+      ids = attribute_by_properties(m);
+    if (ids) {
       // Its delivery is known: fail it, so it does not wait for a timeout.
       ids->result = outcome::failed;
       ids->reason = why;
-      log->warn("event=malformed_job outboxDeliveryId={} job={} why={}",
+      log->warn("event=malformed_job outboxDeliveryId={} job={} why={} "
+                "action=failed",
                 ids->delivery_id, kv(ids->job), kv(why));
       return {decision::send, std::move(*ids)};
     }
-    log->warn("event=malformed_job deliveryTag={} why={} action=rejected",
+    log->warn("event=malformed_job deliveryTag={} why={} action=acked",
               m.delivery_tag, kv(why));
-    return {};
+    return {decision::ack, {}};
   }
   auto result = run_job(*job, handlers_);
   if (job->direct) {
@@ -141,19 +177,51 @@ worker::decision worker::decide(const incoming_message& m) {
   return {decision::send, std::move(result)};
 }
 
+caf::expected<std::optional<incoming_message>>
+worker::next_job(std::chrono::milliseconds wait) {
+  if (!backlog_.empty()) {
+    auto m = std::move(backlog_.front());
+    backlog_.pop_front();
+    return std::optional<incoming_message>{std::move(m)};
+  }
+  return consumer_->next_message(wait);
+}
+
+void worker::keep_alive() {
+  // A delivery read here is kept for the next batch; its tag is newer than
+  // any of the running batch, so that batch's cumulative ack leaves it be.
+  if (consumer_ && consumer_->is_open()) {
+    auto m = consumer_->next_message(std::chrono::milliseconds{0});
+    if (m && *m)
+      backlog_.push_back(std::move(**m));
+  }
+  if (publisher_)
+    publisher_->keep_alive();
+}
+
 void worker::process(const std::vector<incoming_message>& batch) {
   std::vector<decision> decisions;
   std::vector<send_result> results;
-  for (auto& m : batch) {
-    decisions.push_back(decide(m));
-    if (decisions.back().action == decision::send)
-      results.push_back(decisions.back().result);
-  }
+  // The handlers run on the helper thread, which touches no connection;
+  // this thread keeps both alive meanwhile.
+  handler_thread_.run(
+    [&] {
+      for (auto& m : batch)
+        decisions.push_back(decide(m));
+    },
+    [this] { keep_alive(); }, service_interval);
+  for (auto& d : decisions)
+    if (d.action == decision::send)
+      results.push_back(d.result);
   // The batch's results travel together: one message for the broker to
   // store, confirm, deliver and have acked, instead of one per job.
   auto out = result_batch_messages(opts_.queue, results);
+  // Results that never left because the results connection had been
+  // dropped go again over a new one: the jobs are not run twice for it.
   auto statuses = out.empty() ? std::vector<publish_status>{}
-                              : publisher_->publish_batch(out, confirm_timeout);
+                              : publish_resending(publisher_,
+                                                  [this] { return connect_publisher(); },
+                                                  out, confirm_timeout);
   // One cumulative ack covers every job of the batch up to the last one
   // whose result is confirmed: the channel holds no older unacked job
   // (each batch ends acked, or the connection is dropped).
@@ -165,10 +233,6 @@ void worker::process(const std::vector<incoming_message>& batch) {
   size_t next = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& d = decisions[i];
-    if (d.action == decision::reject) {
-      consumer_->reject(batch[i].delivery_tag);
-      continue;
-    }
     if (d.action == decision::ack) {
       ack_through = batch[i].delivery_tag;
       continue;

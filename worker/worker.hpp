@@ -8,11 +8,16 @@
 // again. Handlers use delivery_id (stable over retries) or dispatch_id (one
 // per send) to make a repeat harmless. A failed job is never requeued:
 // retries belong to the outbox.
+//
+// Handlers run one at a time on a helper thread of the worker, while the
+// thread of run() keeps both broker connections alive (heartbeats): a long
+// handler neither loses the connection nor gets its job run twice.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -22,6 +27,7 @@
 
 #include "core/amqp_client.hpp"
 #include "core/config.hpp"
+#include "worker/helper_thread.hpp"
 #include "worker/job_runner.hpp"
 
 namespace outbox {
@@ -60,21 +66,29 @@ public:
 
 private:
   caf::error connect();
-  /// What to do with one message: send `result` and then ack; just ack (a
-  /// direct job: nobody waits for its result); or reject it (unreadable).
+  caf::expected<std::unique_ptr<amqp_client>> connect_publisher() const;
+  /// What to do with one message: send `result` and then ack; or just ack
+  /// (a direct job: nobody waits for its result; an unreadable message that
+  /// names no delivery).
   struct decision {
-    enum { send, ack, reject } action = reject;
+    enum { send, ack } action = ack;
     send_result result;
   };
   decision decide(const incoming_message& m);
   /// Runs a batch, publishes its results with confirms, then acks.
   void process(const std::vector<incoming_message>& batch);
+  /// The next job: one read while a handler ran, else from the consumer.
+  caf::expected<std::optional<incoming_message>> next_job(std::chrono::milliseconds wait);
+  /// Sends due heartbeats on both connections and reads what arrived.
+  void keep_alive();
 
   worker_options opts_;
   handler_map handlers_;
   std::atomic<bool> stop_{false};
   worker_counters counters_;
   std::unique_ptr<amqp_client> consumer_, publisher_;
+  std::deque<incoming_message> backlog_; ///< delivered while a handler ran
+  helper_thread handler_thread_;
 };
 
 } // namespace outbox

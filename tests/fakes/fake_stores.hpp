@@ -98,8 +98,12 @@ public:
   caf::error not_ready; ///< returned by ready() when set
   std::vector<publish_status> statuses; ///< per message; confirmed beyond
   std::vector<outgoing_message> published;
+  int ready_calls = 0;
 
-  caf::error ready() override { return not_ready; }
+  caf::error ready() override {
+    ++ready_calls;
+    return not_ready;
+  }
 
   std::vector<publish_status>
   publish(const std::vector<outgoing_message>& ms) override {

@@ -152,9 +152,11 @@ CAF_TEST(a connection the broker dropped is detected and fails fast) {
   }
   CAF_CHECK(!(*c)->is_open());
   CAF_REQUIRE_EQUAL(st.size(), 1u);
-  CAF_CHECK_EQUAL(to_string(st[0]), std::string{"lost"});
+  // Found broken before a byte was written: never sent, so safe to send
+  // again on a new connection (not `lost`, whose fate is unknown).
+  CAF_CHECK_EQUAL(to_string(st[0]), std::string{"unsent"});
   auto next = (*c)->publish_batch({msg(queue, 2)}, 2s);
-  CAF_CHECK_EQUAL(to_string(next[0]), std::string{"lost"});
+  CAF_CHECK_EQUAL(to_string(next[0]), std::string{"unsent"});
   CAF_CHECK((*c)->ack(1) == errc::broker_unavailable);
 }
 

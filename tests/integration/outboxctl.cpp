@@ -1,8 +1,13 @@
 #define CAF_SUITE integration.outboxctl
 #include <caf/test/unit_test.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/migrations.hpp"
 #include "tests/integration/child_process.hpp"
@@ -35,6 +40,37 @@ std::string write_config(const std::string& path, const std::string& prefix,
       << " \"publishFunctionName\": \"" << prefix << "publish\",\n"
       << " \"routes\": " << routes << "}\n";
   return path;
+}
+
+// A TCP server that accepts (the kernel does, from its backlog) and never
+// says a word: a wrong port, a hung node.
+struct silent_server {
+  int fd = -1;
+  uint16_t port = 0;
+
+  silent_server() {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CAF_REQUIRE_EQUAL(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    CAF_REQUIRE_EQUAL(listen(fd, 16), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+  }
+  ~silent_server() { close(fd); }
+};
+
+/// Runs outboxctl, killed after 60 s so that a hang fails the test instead
+/// of stalling it; returns the result and the seconds it took.
+std::pair<run_result, double> run_bounded(const std::string& args) {
+  auto start = std::chrono::steady_clock::now();
+  auto [status, output] = run_command(
+    "timeout -s KILL 60 env -u OUTBOX_DATABASE_URL -u OUTBOX_AMQP_URL "
+    + std::string{OUTBOXCTL_PATH} + " " + args);
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  return {{status, output}, took.count()};
 }
 
 } // namespace
@@ -130,4 +166,29 @@ CAF_TEST(status without a reachable status node fails clearly) {
   CAF_CHECK_EQUAL(bad.status, 2);
   CAF_CHECK_NOT_EQUAL(bad.output.find("--connect: port must be a number"),
                       std::string::npos);
+}
+
+CAF_TEST(a server that accepts and never answers is given up on clearly) {
+  silent_server silent;
+  auto where = "127.0.0.1:" + std::to_string(silent.port);
+  auto [cluster, cluster_s] = run_bounded("status --connect " + where);
+  CAF_CHECK_EQUAL(cluster.status, 1);
+  CAF_CHECK_NOT_EQUAL(cluster.output.find(where + " accepted the connection but did "
+                                                  "not answer as a status node"),
+                      std::string::npos);
+  CAF_CHECK_LESS(cluster_s, 20.0);
+  // The database verbs wait on libpq, bounded the same way.
+  auto path = "/tmp/" + unique_prefix() + "silent.json";
+  {
+    std::ofstream out{path};
+    out << "{\"databaseUrl\": \"host=127.0.0.1 port=" << silent.port
+        << " user=postgres dbname=postgres\", \"routes\": {}}\n";
+  }
+  auto [db, db_s] = run_bounded("status --db --config " + path);
+  CAF_CHECK_EQUAL(db.status, 1);
+  CAF_CHECK_NOT_EQUAL(db.output.find("outboxctl status: "), std::string::npos);
+  CAF_CHECK_LESS(db_s, 30.0);
+  CAF_MESSAGE("gave up after " << cluster_s << " s (status node), " << db_s
+                               << " s (database): " << db.output);
+  std::remove(path.c_str());
 }

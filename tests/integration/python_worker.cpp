@@ -2,6 +2,9 @@
 #include <caf/test/unit_test.hpp>
 
 #include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
@@ -23,20 +26,55 @@ const std::string scripts = std::string{OUTBOX_SOURCE_DIR} + "/tools/python/";
 struct fixture : cluster_fixture {
   std::string q = queue("py");
 
-  std::pair<int, std::string> produce(const std::string& payload, int count) {
-    return run_command(python + " " + scripts + "outbox_producer.py"
-                       + " --database-url '" + database_url() + "'"
-                       + " --function " + names.publish_function
-                       + " --event-type e --count " + std::to_string(count)
-                       + " --payload '" + payload + "'");
+  // The database URL goes in a file only its owner reads: a password on a
+  // command line is there for every user's ps (and the scripts refuse it).
+  std::string db_url_file = write_private("/tmp/" + queue_prefix + "db.url",
+                                          database_url());
+
+  ~fixture() { std::remove(db_url_file.c_str()); }
+
+  static std::string write_private(const std::string& path,
+                                   const std::string& text) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CAF_REQUIRE(fd >= 0);
+    CAF_REQUIRE_EQUAL(::write(fd, text.data(), text.size()),
+                      static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    return path;
   }
 
-  std::unique_ptr<child_process> python_worker() {
+  std::string producer_command() {
+    return python + " " + scripts + "outbox_producer.py --database-url-file "
+           + db_url_file + " --function " + names.publish_function;
+  }
+
+  std::pair<int, std::string> produce(const std::string& payload, int count) {
+    return run_command(producer_command() + " --event-type e --count "
+                       + std::to_string(count) + " --payload '" + payload + "'");
+  }
+
+  std::string log_path = "/tmp/" + queue_prefix + "python_worker.log";
+
+  // The broker URL (with its password) goes in the environment.
+  std::unique_ptr<child_process> python_worker(const std::string& url = amqp_url()) {
     return std::make_unique<child_process>(
       python,
-      std::vector<std::string>{scripts + "outbox_worker.py", "--amqp-url",
-                               amqp_url(), "--queue", q, "--jobs", "J"},
-      "/tmp/" + queue_prefix + "python_worker.log");
+      std::vector<std::string>{scripts + "outbox_worker.py", "--queue", q,
+                               "--jobs", "J"},
+      log_path, std::vector<std::string>{"OUTBOX_AMQP_URL=" + url});
+  }
+
+  std::string log_text() {
+    std::ifstream in{log_path};
+    return std::string{std::istreambuf_iterator<char>{in}, {}};
+  }
+
+  static size_t occurrences(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos;
+         at = text.find(what, at + 1))
+      ++n;
+    return n;
   }
 
   int64_t with_error(const std::string& text) {
@@ -92,11 +130,6 @@ CAF_TEST(the python worker runs a direct job and sends no result) {
   ev.payload = R"({"scenario":"ok"})";
   CAF_REQUIRE(p.add(nullptr, ev));
   CAF_REQUIRE(p.add(nullptr, ev));
-  auto log_path = "/tmp/" + queue_prefix + "python_worker.log";
-  auto log_text = [&] {
-    std::ifstream in{log_path};
-    return std::string{std::istreambuf_iterator<char>{in}, {}};
-  };
   CAF_CHECK(wait_until([&] {
     auto text = log_text();
     auto first = text.find("event=direct_job_done job=J outcome=completed");
@@ -116,15 +149,109 @@ CAF_TEST(the python worker runs a direct job and sends no result) {
   CAF_CHECK_EQUAL(count_status("pending") + count_status("completed"), 0);
 }
 
+// With a 1 s heartbeat, a job of 4 s and then 5 s of idleness: the worker's
+// connection must stay up through both (the broker drops one that is silent
+// for two intervals), so each job runs once and completes on its first try.
+CAF_TEST(the python worker keeps its connection through a long job and idleness) {
+  running_node node{make_config({make_route("e", "J", q, {60})})};
+  auto worker = python_worker(amqp_url() + "?heartbeat=1");
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"slow","seconds":4})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; },
+                         std::chrono::seconds{20}));
+  std::this_thread::sleep_for(std::chrono::seconds{5}); // idle on purpose
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"ok"})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 2; }, std::chrono::seconds{20}));
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT max(attempts) FROM " + names.deliveries)
+                    .int64(0, 0), 0);
+  worker->signal(SIGTERM);
+  CAF_CHECK_EQUAL(worker->wait(), 0);
+  auto text = log_text();
+  CAF_CHECK_EQUAL(occurrences(text, "event=job_done"), 2u); // none ran twice
+  CAF_CHECK_EQUAL(occurrences(text, "event=broker_error"), 0u);
+}
+
+// A job message nested a million deep made the Python worker exit with a
+// RecursionError, and the unacked message came back to crash it again.
+CAF_TEST(the python worker settles a message nested a million deep once) {
+  running_node node{make_config({make_route("e", "J", q, {60})})};
+  auto worker = python_worker();
+  auto amqp = amqp_client::connect(amqp_url(), "test producer");
+  CAF_REQUIRE(amqp);
+  CAF_REQUIRE(!(*amqp)->declare_queue(q));
+  outgoing_message named;
+  named.routing_key = q;
+  named.body = std::string(1'000'000, '[');
+  named.message_id = "42";
+  named.correlation_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+  named.type = "J";
+  auto anonymous = named;
+  anonymous.message_id = "";
+  for (auto st : (*amqp)->publish_batch({named, anonymous}, std::chrono::seconds{5}))
+    CAF_REQUIRE(st == publish_status::confirmed);
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"ok"})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; },
+                         std::chrono::seconds{20}));
+  // Its `failed` result reached the relay, which knows no delivery 42.
+  CAF_REQUIRE(wait_until([&] {
+    return node.counters_of("results " + q)["unknown_delivery"] == 1;
+  }, std::chrono::seconds{10}));
+  CAF_CHECK(!worker->exited());
+  worker->signal(SIGTERM);
+  CAF_CHECK_EQUAL(worker->wait(), 0);
+  auto text = log_text();
+  CAF_CHECK_EQUAL(occurrences(text, "event=malformed_job outboxDeliveryId=42 "
+                                    "action=failed why='job message: nested deeper "
+                                    "than 256 levels'"), 1u);
+  CAF_CHECK_EQUAL(occurrences(text, "event=malformed_job action=acked"), 1u);
+  CAF_CHECK_NOT_EQUAL(text.find("malformed=2"), std::string::npos);
+  // Nothing is left for the next worker.
+  CAF_REQUIRE(!(*amqp)->consume(q, 10));
+  auto left = (*amqp)->next_message(std::chrono::milliseconds{500});
+  CAF_REQUIRE(left);
+  CAF_CHECK(!*left);
+}
+
+// The URLs hold passwords: they come from the environment or a file, and
+// one with a password on the command line is refused.
+CAF_TEST(no password shows on the python tools command lines) {
+  auto password = parse_amqp_url(amqp_url());
+  CAF_REQUIRE(password);
+  CAF_REQUIRE(!password->password.empty()); // else this test proves nothing
+  running_node node{make_config({make_route("e", "J", q, {60})})};
+  auto worker = python_worker();
+  CAF_CHECK_EQUAL(produce(R"({"scenario":"ok"})", 1).first, 0);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; },
+                         std::chrono::seconds{20}));
+  // It works, and its command line, as ps shows it, has no password.
+  std::ifstream in{"/proc/" + std::to_string(worker->pid()) + "/cmdline"};
+  std::string cmdline{std::istreambuf_iterator<char>{in}, {}};
+  CAF_CHECK_NOT_EQUAL(cmdline.find("outbox_worker.py"), std::string::npos);
+  CAF_CHECK_EQUAL(cmdline.find(":" + password->password + "@"), std::string::npos);
+  CAF_CHECK_EQUAL(cmdline.find("amqp://"), std::string::npos);
+  worker->signal(SIGTERM);
+  CAF_CHECK_EQUAL(worker->wait(), 0);
+  auto refused = run_command(python + " " + scripts
+                             + "outbox_worker.py --queue q --amqp-url "
+                               "amqp://u:s3cret@127.0.0.1:1/");
+  CAF_CHECK_EQUAL(refused.first, 2);
+  CAF_CHECK_NOT_EQUAL(refused.second.find("--amqp-url carries a password"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(refused.second.find("s3cret"), std::string::npos);
+  auto refused_db = run_command(python + " " + scripts
+                                + "outbox_producer.py --event-type e --database-url "
+                                  "'host=127.0.0.1 password=s3cret'");
+  CAF_CHECK_EQUAL(refused_db.first, 2);
+  CAF_CHECK_NOT_EQUAL(refused_db.second.find("--database-url carries a password"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(refused_db.second.find("s3cret"), std::string::npos);
+}
+
 CAF_TEST(the python producer refuses bad input clearly) {
   auto bad_json = produce("{nope", 1);
   CAF_CHECK_NOT_EQUAL(bad_json.first, 0);
   CAF_CHECK_NOT_EQUAL(bad_json.second.find("--payload is not valid JSON"),
                       std::string::npos);
-  auto bad_type = run_command(python + " " + scripts + "outbox_producer.py"
-                              + " --database-url '" + database_url() + "'"
-                              + " --function " + names.publish_function
-                              + " --event-type ''");
+  auto bad_type = run_command(producer_command() + " --event-type ''");
   CAF_CHECK_NOT_EQUAL(bad_type.first, 0);
   CAF_CHECK_NOT_EQUAL(bad_type.second.find("SQLSTATE OB001"), std::string::npos);
   CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.events).int64(0, 0), 0);

@@ -299,4 +299,65 @@ CAF_TEST(a result message with many results applies each but its bad entries) {
   }, std::chrono::seconds{5}));
 }
 
+// A message nested a million deep crashed the worker in the parser's
+// recursion; the broker then handed it to the next worker, and so on. Now
+// it is refused unread and settled once: answered `failed` when its
+// properties name a delivery, acked either way; the worker goes on.
+CAF_TEST(a job message nested a million deep is settled once) {
+  auto q = queue("poison");
+  auto amqp = amqp_client::connect(amqp_url(), "test relay");
+  CAF_REQUIRE(amqp);
+  CAF_REQUIRE(!(*amqp)->declare_queue(q));
+  CAF_REQUIRE(!(*amqp)->declare_queue(results_queue(q)));
+  std::string dispatch = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+  outgoing_message named;
+  named.routing_key = q;
+  named.body = std::string(1'000'000, '[');
+  named.message_id = "42";
+  named.correlation_id = dispatch;
+  named.type = "J";
+  auto anonymous = named;
+  anonymous.message_id = "not an id";
+  job_to_send good;
+  good.delivery_id = 7;
+  good.event_id = 7;
+  good.job = "J";
+  good.queue = q;
+  good.dispatch_id = dispatch;
+  good.event_type = "e";
+  good.payload = "{}";
+  good.content_type = "application/json";
+  for (auto st : (*amqp)->publish_batch({named, anonymous, job_message(good)},
+                                        std::chrono::seconds{5}))
+    CAF_REQUIRE(st == publish_status::confirmed);
+  std::vector<send_result> results;
+  {
+    running_worker w{q, {{"J", [&](const job_context& ctx) { log.add(ctx); }}}};
+    CAF_REQUIRE(!(*amqp)->consume(results_queue(q), 100));
+    read_messages(**amqp, [&] { return results.size() >= 2; },
+                  [&](const incoming_message& m) {
+                    for (auto& r : read_result_message(m.body).results)
+                      results.push_back(r);
+                    CAF_CHECK(!(*amqp)->ack(m.delivery_tag));
+                  });
+    CAF_REQUIRE(wait_until([&] { return w.w.counters().malformed == 2; },
+                           std::chrono::seconds{5}));
+    CAF_CHECK_EQUAL(w.w.counters().completed, 1);
+  }
+  CAF_REQUIRE_EQUAL(results.size(), 2u);
+  CAF_CHECK_EQUAL(results[0].delivery_id, 42);
+  CAF_CHECK(results[0].result == outcome::failed);
+  CAF_CHECK_EQUAL(results[0].reason, "job message: nested deeper than 256 levels");
+  CAF_CHECK_EQUAL(results[1].delivery_id, 7);
+  CAF_CHECK(results[1].result == outcome::completed);
+  CAF_CHECK_EQUAL(log.all().size(), 1u);
+  // Nothing is left to hand out again: all three were acked.
+  auto reader = amqp_client::connect(amqp_url(), "test reader");
+  CAF_REQUIRE(reader);
+  CAF_REQUIRE(!(*reader)->consume(q, 10));
+  auto left = (*reader)->next_message(std::chrono::milliseconds{500});
+  CAF_REQUIRE(left);
+  CAF_CHECK(!*left);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -3,8 +3,9 @@
 install, inside the caller's own transaction, with Debian's python3-psycopg2.
 
 As a library:   publish(cursor, "order.placed", {"order": 17})   # then commit
-As a program:   outbox_producer.py --database-url DSN --event-type T
+As a program:   OUTBOX_DATABASE_URL=... outbox_producer.py --event-type T
                     [--payload JSON] [--count N] [--key K] [--function NAME]
+                (or --database-url-file PATH)
 """
 import argparse
 import json
@@ -12,6 +13,8 @@ import sys
 
 import psycopg2
 from psycopg2 import sql
+
+from outbox_urls import resolve_url
 
 
 def publish(cursor, event_type, payload, key=None, ttl_seconds=None,
@@ -28,7 +31,10 @@ def publish(cursor, event_type, payload, key=None, ttl_seconds=None,
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--database-url", help="only without a password "
+                        "(default: $OUTBOX_DATABASE_URL)")
+    parser.add_argument("--database-url-file", metavar="PATH",
+                        help="a file holding the libpq URL or DSN")
     parser.add_argument("--event-type", required=True)
     parser.add_argument("--payload", default="{}", help="a JSON value")
     parser.add_argument("--count", type=int, default=1)
@@ -39,7 +45,12 @@ def main():
         payload = json.loads(args.payload)
     except ValueError:
         sys.exit("outbox_producer: --payload is not valid JSON")
-    conn = psycopg2.connect(args.database_url)
+    url = resolve_url("outbox_producer", "database-url", args.database_url,
+                      args.database_url_file, "OUTBOX_DATABASE_URL")
+    try:
+        conn = psycopg2.connect(url)
+    except psycopg2.Error as e:  # its text may quote the DSN
+        sys.exit(f"outbox_producer: cannot connect to the database ({type(e).__name__})")
     try:
         for _ in range(args.count):
             with conn:  # one transaction per event, as a business write would be

@@ -3,8 +3,9 @@
 with Debian's python3-pika: it proves a worker needs no C++.
 
 As a library:   w = Worker(url, "stock.publish"); w.handle("PublishStockJob", fn); w.run()
-As a program:   outbox_worker.py --amqp-url URL --queue QUEUE [--max-jobs N]
-                (the example's scenarios, as tools/example_worker.cpp)
+As a program:   OUTBOX_AMQP_URL=... outbox_worker.py --queue QUEUE [--max-jobs N]
+                (or --amqp-url-file PATH; the example's scenarios, as
+                tools/example_worker.cpp)
 
 A handler gets a Job; returning completes it, raising RetryableError asks for
 a retry, raising JobFailed (or anything else) fails it. Only the reasons of
@@ -18,13 +19,19 @@ import logging
 import re
 import signal
 import sys
+import threading
 import time
 
 import pika
 
+from outbox_urls import resolve_url
+
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DIGITS = re.compile(r"^[0-9]{1,18}$")
+# As the C++ worker library: bodies beyond these are refused unread.
+MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 256
 
 
 class RetryableError(Exception):
@@ -75,11 +82,62 @@ def attribution(doc):
     return None
 
 
-def parse_job(body):
+def _too_deep(body):
+    """True when objects/arrays in `body` (bytes) nest deeper than MAX_DEPTH
+    (brackets inside strings do not count), found without parsing:
+    json.loads recurses per level and raises RecursionError (or worse,
+    with a raised recursion limit, overflows the C stack)."""
+    data = body if isinstance(body, bytes) else body.encode()
+    depth, in_string, escaped = 0, False, False
+    for c in data.translate(None, _IGNORED):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == 0x5C:  # backslash
+                escaped = True
+            elif c == 0x22:  # quote
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in (0x5B, 0x7B):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif c in (0x5D, 0x7D) and depth:
+            depth -= 1
+    return False
+
+
+# Only quotes, backslashes and brackets matter to _too_deep: dropping every
+# other byte first keeps the Python loop short for ordinary messages.
+_IGNORED = bytes(b for b in range(256) if b not in b'"\\[]{}')
+
+
+def load_json(body):
+    """The JSON document in `body`, or raises MalformedJob with a safe reason
+    (never a quote of the body): too big, too deep, not UTF-8, not JSON."""
+    if len(body) > MAX_BODY_BYTES:
+        raise MalformedJob(f"job message: larger than {MAX_BODY_BYTES} bytes")
+    if _too_deep(body):
+        raise MalformedJob(f"job message: nested deeper than {MAX_DEPTH} levels")
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise MalformedJob("job message: not valid JSON")
+
+
+def attribution_by_properties(properties):
+    """(delivery id, dispatch id, job) from the AMQP properties the relay
+    sets (message_id, correlation_id, type), for a body too broken to read."""
+    if properties is None:
+        return None
+    return attribution({"outboxDeliveryId": properties.message_id,
+                        "outboxDispatchId": properties.correlation_id,
+                        "job": properties.type})
+
+
+def parse_job(body):
+    doc = load_json(body)
     if not isinstance(doc, dict):
         raise MalformedJob("job message: not a JSON object")
     if "outboxDirect" in doc:
@@ -133,6 +191,22 @@ class Worker:
         except Exception as e:  # its message may quote anything: send the type
             return "failed", "handler raised " + type(e).__name__
 
+    def _run_serviced(self, conn, job):
+        """Runs the handler on a thread while this one keeps the connection
+        serviced: pika's BlockingConnection sends and checks heartbeats only
+        inside its own calls, so a handler running past two heartbeat
+        intervals would cost the connection, and the job would run again.
+        Deliveries arriving meanwhile wait in the consumer's buffer."""
+        box = {}
+        thread = threading.Thread(
+            target=lambda: box.setdefault("result", self._run_handler(job)),
+            name="outbox-handler", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            conn.process_data_events(time_limit=0.2)
+            thread.join(timeout=0.05)
+        return box.get("result", ("failed", "handler did not return"))
+
     def _reply(self, channel, delivery, dispatch, job, outcome, reason):
         result = {"outboxDeliveryId": delivery, "outboxDispatchId": dispatch,
                   "job": job, "outcome": outcome}
@@ -146,23 +220,28 @@ class Worker:
                 content_type="application/json", delivery_mode=2,
                 message_id=delivery, correlation_id=dispatch, type=job))
 
-    def _process(self, jobs, results, method, body):
+    def _process(self, conn, jobs, results, method, properties, body):
         try:
             job, _ = parse_job(body)
         except MalformedJob as e:
+            # Settled once and never requeued (it would only fail again):
+            # answered `failed` when its delivery is known, then acked.
             self.counts["malformed"] += 1
             try:
-                ids = attribution(json.loads(body))
-            except (ValueError, UnicodeDecodeError):
+                ids = attribution(load_json(body))
+            except MalformedJob:
                 ids = None
+            ids = ids or attribution_by_properties(properties)
             if ids is None:
-                self.log.warning("event=malformed_job action=rejected why=%r", str(e))
-                jobs.basic_reject(method.delivery_tag, requeue=False)
+                self.log.warning("event=malformed_job action=acked why=%r", str(e))
+                jobs.basic_ack(method.delivery_tag)
                 return
+            self.log.warning("event=malformed_job outboxDeliveryId=%s action=failed "
+                             "why=%r", ids[0], str(e))
             self._reply(results, *ids, "failed", str(e))
             jobs.basic_ack(method.delivery_tag)
             return
-        outcome, reason = self._run_handler(job)
+        outcome, reason = self._run_serviced(conn, job)
         if job.direct:  # nobody waits for its result
             self.counts["direct"] += 1
             self.log.info("event=direct_job_done job=%s outcome=%s", job.job, outcome)
@@ -187,12 +266,13 @@ class Worker:
                 results.confirm_delivery()
                 jobs.basic_qos(prefetch_count=self.prefetch)
                 failures = 0
-                for method, _, body in jobs.consume(self.queue, inactivity_timeout=0.2):
+                for method, properties, body in jobs.consume(self.queue,
+                                                             inactivity_timeout=0.2):
                     if self.stopping or (max_jobs > 0 and handled >= max_jobs):
                         break
                     if method is None:
                         continue
-                    self._process(jobs, results, method, body)
+                    self._process(conn, jobs, results, method, properties, body)
                     handled += 1
                 jobs.cancel()
                 conn.close()
@@ -220,7 +300,10 @@ def scenario(job):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--amqp-url", required=True)
+    parser.add_argument("--amqp-url", help="only without a password (default: "
+                        "$OUTBOX_AMQP_URL)")
+    parser.add_argument("--amqp-url-file", metavar="PATH",
+                        help="a file holding the broker URL")
     parser.add_argument("--queue", required=True)
     parser.add_argument("--jobs", default="PublishStockJob,IndexStockJob,SendConfirmationJob",
                         help="comma-separated jobs this worker runs")
@@ -229,7 +312,9 @@ def main():
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="ts=%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
-    worker = Worker(args.amqp_url, args.queue, args.prefetch)
+    url = resolve_url("outbox_worker", "amqp-url", args.amqp_url,
+                      args.amqp_url_file, "OUTBOX_AMQP_URL")
+    worker = Worker(url, args.queue, args.prefetch)
     for job in filter(None, args.jobs.split(",")):
         worker.handle(job, scenario)
     signal.signal(signal.SIGTERM, worker.stop)

@@ -124,6 +124,37 @@ CAF_TEST(nothing is claimed while the broker is unreachable) {
   CAF_CHECK_EQUAL(pass_state_of(d).metrics.errors, 1);
 }
 
+// While the broker is down the router keeps waking the dispatcher, once per
+// routed event: only the backoff may time the next attempt.
+CAF_TEST(wake-ups while the broker is down wait for the backoff) {
+  pass_settings s;
+  publisher->not_ready = make_error(errc::broker_unavailable, "connect failed");
+  auto d = spawn_dispatcher(s);
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK_EQUAL(publisher->ready_calls, 1);
+  for (int i = 0; i < 100; ++i)
+    self->send(d, wake_atom::value);
+  sched.run();
+  CAF_CHECK_EQUAL(publisher->ready_calls, 1);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{199}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(publisher->ready_calls, 2); // the second failure: 400 ms
+  self->send(d, wake_atom::value);
+  sched.run();
+  CAF_CHECK_EQUAL(publisher->ready_calls, 2);
+  publisher->not_ready = caf::none;
+  CAF_CHECK_EQUAL(advance_time(milliseconds{399}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(publisher->ready_calls, 3);
+  CAF_CHECK_EQUAL(store->claim_calls, 1);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.errors, 2);
+  stop(d);
+}
+
 CAF_TEST(the next pass is timed to the next available delivery) {
   pass_settings s;
   s.idle = std::chrono::seconds{10};

@@ -253,6 +253,32 @@ CAF_TEST(a failing store backs off 200 ms then 400 ms and reports it) {
   stop(r);
 }
 
+// NOTIFYs keep coming while the database is away: each would start a pass
+// (and a failure) at once if wake-ups cut the backoff short.
+CAF_TEST(wake-ups during a backoff start no pass and the pass after it runs once) {
+  pass_settings s;
+  store->script.push_back(make_error(errc::database_unavailable, "db down"));
+  auto r = spawn_router(s);
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
+  CAF_CHECK_EQUAL(store->calls, 1);
+  for (int i = 0; i < 50; ++i)
+    self->send(r, wake_atom::value);
+  sched.run();
+  CAF_CHECK_EQUAL(store->calls, 1); // still backing off
+  CAF_CHECK_EQUAL(advance_time(milliseconds{199}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(store->calls, 2); // one pass for the backoff and all 50
+  CAF_CHECK_EQUAL(pass_state_of(r).failures, 0);
+  // Recovered: a wake-up starts a pass at once again.
+  self->send(r, wake_atom::value);
+  sched.run();
+  CAF_CHECK_EQUAL(store->calls, 3);
+  stop(r);
+}
+
 CAF_TEST(once drains the backlog and replies with the rows) {
   store->script.push_back(routed(100, {}));
   store->script.push_back(routed(7, {}));

@@ -185,3 +185,16 @@ CAF_TEST(unknown enum names and missing optionals) {
   CAF_REQUIRE(!bad);
   CAF_CHECK_EQUAL(context_of(bad.error()), "payload.state: expected one of the enum's names");
 }
+
+// A payload nested a million deep (an attack or a bug upstream) is refused,
+// not a stack overflow.
+CAF_TEST(a payload nested a million deep is refused without a crash) {
+  std::string deep(1'000'000, '[');
+  auto y = json_serializer::deserialize<stock_changed>(deep);
+  CAF_REQUIRE(!y);
+  CAF_CHECK(y.error() == errc::deserialize_failed);
+  auto closed = deep + std::string(1'000'000, ']');
+  auto z = json_serializer::deserialize<stock_changed>(closed);
+  CAF_REQUIRE(!z);
+  CAF_CHECK(z.error() == errc::deserialize_failed);
+}
