@@ -50,7 +50,7 @@ const char* const demo_jobs[] = {"PublishStockJob", "IndexStockJob",
 
 void run_scenario(const outbox::job_context& ctx) {
   // Iterative, so that no payload can overflow the stack (the worker
-  // library already refuses job messages nested deeper than 256 levels).
+  // library already refuses job messages nested deeper than 65 levels).
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseIterativeFlag>(ctx.payload_json.c_str());
   std::string scenario = "ok";

@@ -2,7 +2,6 @@
 
 #include <cctype>
 
-#include "core/json_depth.hpp"
 
 namespace outbox {
 
@@ -32,16 +31,6 @@ std::optional<int64_t> positive_id(const std::string& s) {
 }
 
 } // namespace
-
-std::optional<std::string> screen_job_message(const incoming_message& m) {
-  if (m.body.size() > max_job_message_bytes)
-    return "job message: larger than " + std::to_string(max_job_message_bytes)
-           + " bytes";
-  if (!json_depth_within(m.body, max_job_message_depth))
-    return "job message: nested deeper than "
-           + std::to_string(max_job_message_depth) + " levels";
-  return std::nullopt;
-}
 
 std::optional<send_result> attribute_by_properties(const incoming_message& m) {
   auto id = positive_id(m.message_id);

@@ -131,19 +131,16 @@ void worker::run(int64_t max_jobs) {
 
 worker::decision worker::decide(const incoming_message& m) {
   auto log = logger("worker");
-  // A body too big or too deep for the parser is refused unread: it would
-  // crash this worker and then every worker the broker hands it to next.
-  auto refused = screen_job_message(m);
-  auto job = refused ? caf::expected<job_message_fields>{make_error(
-                         errc::deserialize_failed, *refused)}
-                     : parse_job_message(m.body);
+  // The wire's bounded reader refuses a body too big or too deep before it
+  // could crash this worker (and then every worker the broker hands it to).
+  auto job = parse_job_message(m.body);
   if (!job) {
     // Settled once, never requeued: acked after its `failed` result is
     // confirmed when its delivery is known, else acked at once. Logged and
     // counted by its ids or tag only, never its body.
     ++counters_.malformed;
-    auto why = refused ? *refused : context_of(job.error());
-    auto ids = refused ? std::nullopt : attribute_job_message(m.body);
+    auto why = context_of(job.error());
+    auto ids = attribute_job_message(m.body);
     if (!ids)
       ids = attribute_by_properties(m);
     if (ids) {

@@ -10,6 +10,7 @@
 #include "core/amqp_resend.hpp"
 #include "core/producer.hpp"
 #include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/running_worker.hpp"
 #include "worker/worker.hpp"
 
 using namespace outbox;
@@ -49,23 +50,6 @@ struct fixture : cluster_fixture {
   int64_t max_attempts() {
     return must_exec(db, "SELECT COALESCE(max(attempts), 0) FROM " + names.deliveries)
       .int64(0, 0);
-  }
-};
-
-struct running_worker {
-  outbox::worker w;
-  std::thread t;
-
-  running_worker(const std::string& url, const std::string& queue,
-                 outbox::job_handler h)
-    : w(worker_options{url, queue, 5}) {
-    w.handle("J", std::move(h));
-    t = std::thread{[this] { w.run(); }};
-  }
-
-  ~running_worker() {
-    w.stop();
-    t.join();
   }
 };
 
@@ -115,7 +99,7 @@ CAF_TEST(relay and worker complete deliveries on their first attempt after idlin
   cfg.amqp_url = url;
   running_node node{cfg};
   std::atomic<int> runs{0};
-  running_worker w{url, q, [&](const job_context&) { ++runs; }};
+  running_worker w{url, q, {{"J", [&](const job_context&) { ++runs; }}}};
   publish("e", "{}");
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }));
   std::this_thread::sleep_for(idle_period);
@@ -135,10 +119,10 @@ CAF_TEST(a cpp handler longer than two heartbeats runs once) {
   auto cfg = make_config({make_route("e", "J", q, {60})});
   running_node node{cfg};
   std::atomic<int> runs{0};
-  running_worker w{url, q, [&](const job_context&) {
+  running_worker w{url, q, {{"J", [&](const job_context&) {
                      ++runs;
                      std::this_thread::sleep_for(idle_period); // a long job
-                   }};
+                   }}}};
   publish("e", "{}");
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }, 20s));
   // A lost connection would hand the job out again soon after.

@@ -201,7 +201,7 @@ CAF_TEST(the python worker settles a message nested a million deep once) {
   auto text = log_text();
   CAF_CHECK_EQUAL(occurrences(text, "event=malformed_job outboxDeliveryId=42 "
                                     "action=failed why='job message: nested deeper "
-                                    "than 256 levels'"), 1u);
+                                    "than 65 levels'"), 1u);
   CAF_CHECK_EQUAL(occurrences(text, "event=malformed_job action=acked"), 1u);
   CAF_CHECK_NOT_EQUAL(text.find("malformed=2"), std::string::npos);
   // Nothing is left for the next worker.

@@ -15,7 +15,12 @@ struct running_worker {
   std::thread t;
 
   running_worker(const std::string& queue, handler_map handlers)
-    : w(worker_options{amqp_url(), queue, 5}) {
+    : running_worker(amqp_url(), queue, std::move(handlers)) {
+  }
+
+  running_worker(const std::string& url, const std::string& queue,
+                 handler_map handlers)
+    : w(worker_options{url, queue, 5}) {
     for (auto& [job, h] : handlers)
       w.handle(job, h);
     t = std::thread{[this] { w.run(); }};

@@ -3,30 +3,13 @@
 
 #include "core/wire.hpp"
 #include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/running_worker.hpp"
 #include "worker/worker.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
 
 namespace {
-
-// The worker library on its own thread, against the fixture's cluster.
-struct running_worker {
-  outbox::worker w;
-  std::thread t;
-
-  running_worker(const std::string& queue, handler_map handlers)
-    : w(worker_options{amqp_url(), queue, 5}) {
-    for (auto& [job, h] : handlers)
-      w.handle(job, h);
-    t = std::thread{[this] { w.run(); }};
-  }
-
-  ~running_worker() {
-    w.stop();
-    t.join();
-  }
-};
 
 // Records what the handlers saw, across the worker's thread.
 struct journal {
@@ -347,7 +330,7 @@ CAF_TEST(a job message nested a million deep is settled once) {
   CAF_REQUIRE_EQUAL(results.size(), 2u);
   CAF_CHECK_EQUAL(results[0].delivery_id, 42);
   CAF_CHECK(results[0].result == outcome::failed);
-  CAF_CHECK_EQUAL(results[0].reason, "job message: nested deeper than 256 levels");
+  CAF_CHECK_EQUAL(results[0].reason, "job message: nested deeper than 65 levels");
   CAF_CHECK_EQUAL(results[1].delivery_id, 7);
   CAF_CHECK(results[1].result == outcome::completed);
   CAF_CHECK_EQUAL(log.all().size(), 1u);

@@ -30,8 +30,9 @@ UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DIGITS = re.compile(r"^[0-9]{1,18}$")
 # As the C++ worker library: bodies beyond these are refused unread.
-MAX_BODY_BYTES = 16 * 1024 * 1024
-MAX_DEPTH = 256
+# The relay's own rules for a job message (core/json_parse.hpp).
+MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 65
 
 
 class RetryableError(Exception):

@@ -1,43 +1,9 @@
 #define CAF_SUITE worker.job_screen
 #include <caf/test/unit_test.hpp>
 
-#include "core/json_depth.hpp"
 #include "worker/job_screen.hpp"
 
 using namespace outbox;
-
-namespace {
-
-incoming_message with_body(std::string body) {
-  incoming_message m;
-  m.body = std::move(body);
-  return m;
-}
-
-} // namespace
-
-CAF_TEST(depth counts objects and arrays outside strings) {
-  CAF_CHECK(json_depth_within("{}", 1));
-  CAF_CHECK(!json_depth_within("{\"a\":[1]}", 1));
-  CAF_CHECK(json_depth_within("{\"a\":[1]}", 2));
-  CAF_CHECK(json_depth_within(R"({"a":"[[[[{{{{"})", 1));
-  CAF_CHECK(json_depth_within(R"({"a":"\"[[[["})", 1)); // an escaped quote
-  CAF_CHECK(json_depth_within(R"({"a":"\\"})", 1));
-  CAF_CHECK(!json_depth_within(R"({"a":"\\",[[]]})", 2)); // the string ended
-  CAF_CHECK(json_depth_within("[]]]]][]", 1)); // stray closers do not go negative
-}
-
-CAF_TEST(a million levels deep is refused unread) {
-  auto why = screen_job_message(with_body(std::string(1'000'000, '[')));
-  CAF_REQUIRE(why);
-  CAF_CHECK_EQUAL(*why, "job message: nested deeper than 256 levels");
-  std::string ok = std::string(max_job_message_depth, '[')
-                   + std::string(max_job_message_depth, ']');
-  CAF_CHECK(!screen_job_message(with_body(ok)));
-  auto big = screen_job_message(with_body(std::string(max_job_message_bytes + 1, ' ')));
-  CAF_REQUIRE(big);
-  CAF_CHECK_EQUAL(*big, "job message: larger than 16777216 bytes");
-}
 
 CAF_TEST(properties in the form the relay sets attribute a message) {
   incoming_message m;
