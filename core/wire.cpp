@@ -126,6 +126,23 @@ outgoing_message direct_job_message(const std::string& job,
 
 namespace {
 
+// One rule for the job wherever a message names it: a non-empty string
+// without NUL (the database's text cannot hold one, and no route names one).
+std::optional<std::string> read_job(const rapidjson::Value& obj,
+                                    std::string& out) {
+  auto it = obj.FindMember("job");
+  if (it == obj.MemberEnd())
+    return "job is missing";
+  if (!it->value.IsString())
+    return "job must be a string";
+  if (it->value.GetStringLength() == 0)
+    return "job must not be empty";
+  if (std::memchr(it->value.GetString(), 0, it->value.GetStringLength()))
+    return "job must not contain a NUL character";
+  out.assign(it->value.GetString(), it->value.GetStringLength());
+  return std::nullopt;
+}
+
 // Reads one result object; on failure, says why (safe text, no quote of
 // the message).
 std::optional<std::string> read_result(const rapidjson::Value& v,
@@ -162,14 +179,10 @@ std::optional<std::string> read_result(const rapidjson::Value& v,
     return why;
   if (!is_uuid(r.dispatch_id))
     return "outboxDispatchId must be a UUID";
-  if (auto why = text("job", r.job))
+  // JSON allows \u0000 in job; the database's text does not, and would
+  // refuse the whole batch of results on every try.
+  if (auto why = read_job(v, r.job))
     return why;
-  if (r.job.empty())
-    return "job must not be empty";
-  // JSON allows \u0000; the database's text does not, and would refuse the
-  // whole batch of results on every try.
-  if (r.job.find('\0') != std::string::npos)
-    return "job must not contain a NUL character";
   std::string outcome_text;
   if (auto why = text("outcome", outcome_text))
     return why;
@@ -251,20 +264,17 @@ std::optional<send_result> read_attribution(const rapidjson::Document& doc) {
     return std::nullopt;
   auto id = doc.FindMember("outboxDeliveryId");
   auto dispatch = doc.FindMember("outboxDispatchId");
-  auto job = doc.FindMember("job");
+  send_result r;
   if (id == doc.MemberEnd() || dispatch == doc.MemberEnd()
-      || job == doc.MemberEnd() || !dispatch->value.IsString()
-      || !job->value.IsString() || job->value.GetStringLength() == 0)
+      || !dispatch->value.IsString() || read_job(doc, r.job))
     return std::nullopt;
   auto parsed = read_id(id->value);
   std::string dispatch_id{dispatch->value.GetString(),
                           dispatch->value.GetStringLength()};
   if (!parsed || !is_uuid(dispatch_id))
     return std::nullopt;
-  send_result r;
   r.delivery_id = *parsed;
   r.dispatch_id = std::move(dispatch_id);
-  r.job.assign(job->value.GetString(), job->value.GetStringLength());
   return r;
 }
 
@@ -293,11 +303,8 @@ caf::expected<job_message_fields> parse_direct_job(const rapidjson::Document& do
   job_message_fields out;
   out.direct = true;
   out.last_attempt = true;
-  auto job = doc.FindMember("job");
-  if (job == doc.MemberEnd() || !job->value.IsString()
-      || job->value.GetStringLength() == 0)
-    return bad_job("job must be a non-empty string");
-  out.job.assign(job->value.GetString(), job->value.GetStringLength());
+  if (auto why = read_job(doc, out.job))
+    return bad_job(*why);
   if (auto err = read_event_type(doc, out))
     return err;
   if (auto err = read_payload(doc, out))

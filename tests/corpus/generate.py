@@ -444,6 +444,7 @@ def message_cases():
             ("no-job", drop(job(), "job"), "required"),
             ("job-empty", job(job=""), "required"),
             ("job-int", job(job=1), "required"),
+            ("job-nul", job(job="J\u0000"), "required"),
             ("no-event-id", drop(job(), "outboxEventId"), "outboxEventId"),
             ("event-id-text", job(outboxEventId="x"), "outboxEventId"),
             ("no-event-type", drop(job(), "eventType"), "eventType"),
@@ -454,7 +455,7 @@ def message_cases():
             ("direct-false", {"job": "J", "eventType": "e", "outboxDirect": False,
                               "payload": {}}, "outboxDirect must be true"),
             ("direct-no-job", {"eventType": "e", "outboxDirect": True,
-                               "payload": {}}, "job must be a non-empty string"),
+                               "payload": {}}, "job is missing"),
             ("direct-no-payload", {"job": "J", "eventType": "e",
                                    "outboxDirect": True}, "payload is missing"),
             ("payload-deep", None, "nested deeper")]:

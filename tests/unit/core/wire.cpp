@@ -317,7 +317,9 @@ CAF_TEST(a direct job message has no ids and parses as direct) {
   CAF_CHECK_EQUAL(reason(R"({"job":"J","eventType":"e","outboxDirect":false,"payload":{}})"),
                   "job message: outboxDirect must be true when present");
   CAF_CHECK_EQUAL(reason(R"({"job":"","eventType":"e","outboxDirect":true,"payload":{}})"),
-                  "job message: job must be a non-empty string");
+                  "job message: job must not be empty");
+  CAF_CHECK_EQUAL(reason(R"({"job":"J\u0000","eventType":"e","outboxDirect":true,"payload":{}})"),
+                  "job message: job must not contain a NUL character");
   CAF_CHECK_EQUAL(reason(R"({"job":"J","outboxDirect":true,"payload":{}})"),
                   "job message: eventType must be a string");
   CAF_CHECK_EQUAL(reason(R"({"job":"J","eventType":"e","outboxDirect":true})"),
