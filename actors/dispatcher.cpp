@@ -1,18 +1,29 @@
 #include "actors/dispatcher.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include "core/wire.hpp"
 
 namespace outbox {
 
 namespace {
 
+// How soon a dispatcher at its in-flight limit looks again. Results free
+// room continuously; the broker still holds up to the limit for the
+// workers meanwhile, so a short wait costs them nothing as long as the
+// limit is more than 100 ms of their work, and a pass per 100 ms (one
+// count and an empty claim when nothing freed) is no spin. It is also the
+// floor next_delay puts under any `due`.
+constexpr std::chrono::milliseconds saturated_recheck{100};
+
 class dispatcher_role : public pass_role {
 public:
   dispatcher_role(std::shared_ptr<delivery_store> store,
                   std::shared_ptr<job_publisher> publisher, std::string queue,
-                  int32_t batch_size)
+                  dispatch_limits limits)
     : store_(std::move(store)), publisher_(std::move(publisher)),
-      queue_(std::move(queue)), batch_size_(batch_size) {
+      queue_(std::move(queue)), limits_(limits) {
   }
 
   pass_outcome pass() override {
@@ -23,7 +34,8 @@ public:
       out.error = std::move(err);
       return out;
     }
-    auto claimed = store_->claim_batch(queue_, batch_size_);
+    auto claimed = store_->claim_batch(queue_, limits_.batch_size,
+                                       limits_.max_in_flight);
     if (!claimed) {
       out.error = claimed.error();
       return out;
@@ -36,16 +48,26 @@ public:
       out.counters["quarantined"] = claimed->quarantined;
     out.more = static_cast<int64_t>(jobs.size()) + claimed->expired
                  + claimed->quarantined
-               >= batch_size_;
+               >= limits_.batch_size;
     if (!jobs.empty())
       out.error = publish(jobs, out);
     if (!out.more && claimed->next_ready_seconds)
       out.due = std::chrono::milliseconds{
         static_cast<int64_t>(*claimed->next_ready_seconds * 1000)};
+    if (!out.more && claimed->at_limit)
+      wait_for_room(out);
     return out;
   }
 
 private:
+  // At the limit the queue's work waits in the table: look again soon,
+  // neither at once (nothing freed yet) nor after the idle sleep (results
+  // free room all the time), and let no wake-up bring that forward.
+  static void wait_for_room(pass_outcome& out) {
+    out.due = out.due ? std::min(*out.due, saturated_recheck) : saturated_recheck;
+    out.hold = true;
+  }
+
   caf::error publish(const std::vector<job_to_send>& jobs, pass_outcome& out) {
     std::vector<outgoing_message> messages;
     messages.reserve(jobs.size());
@@ -91,7 +113,7 @@ private:
   std::shared_ptr<delivery_store> store_;
   std::shared_ptr<job_publisher> publisher_;
   std::string queue_;
-  int32_t batch_size_;
+  dispatch_limits limits_;
 };
 
 } // namespace
@@ -100,10 +122,11 @@ pass_actor::behavior_type
 dispatcher(pass_actor::stateful_pointer<pass_state> self,
            std::shared_ptr<delivery_store> store,
            std::shared_ptr<job_publisher> publisher, std::string queue,
-           int32_t batch_size, pass_settings settings, node_agent_actor agent) {
+           dispatch_limits limits, pass_settings settings,
+           node_agent_actor agent) {
   auto role = std::make_shared<dispatcher_role>(std::move(store),
                                                 std::move(publisher), queue,
-                                                batch_size);
+                                                limits);
   return pass_behavior<pass_actor>(self, role, identity("dispatcher", queue),
                                    settings, std::move(agent));
 }

@@ -12,11 +12,20 @@
 
 namespace outbox {
 
+/// How much one dispatcher claims: per pass, and out at once for its queue.
+struct dispatch_limits {
+  int32_t batch_size = 100;
+  /// Config `maxInFlight`: deliveries of the queue dispatched at once,
+  /// counted over every dispatcher of the queue.
+  int32_t max_in_flight = 1000;
+};
+
 /// Spawn with caf::detached when the store and publisher are real.
 pass_actor::behavior_type
 dispatcher(pass_actor::stateful_pointer<pass_state> self,
            std::shared_ptr<delivery_store> store,
            std::shared_ptr<job_publisher> publisher, std::string queue,
-           int32_t batch_size, pass_settings settings, node_agent_actor agent);
+           dispatch_limits limits, pass_settings settings,
+           node_agent_actor agent);
 
 } // namespace outbox

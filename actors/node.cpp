@@ -80,7 +80,10 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
         cfg.amqp_url, q, std::chrono::milliseconds{confirm_timeout});
       auto d = sys.spawn<caf::detached>(dispatcher,
                                         store(commit_mode::relay_progress),
-                                        publisher, q, cfg.batch_size, settings,
+                                        publisher, q,
+                                        dispatch_limits{cfg.batch_size,
+                                                        cfg.max_in_flight},
+                                        settings,
                                         n->agent_);
       n->dispatchers_.push_back(d);
       local.push_back({q, d});

@@ -37,6 +37,10 @@ struct pass_outcome {
   /// Pass again at once, though the batch was not full: the pass already
   /// waited inside (the result handler's fetch), so no timer is needed.
   bool again = false;
+  /// Wake-ups do not bring the next pass forward: it comes at `due`. A
+  /// dispatcher at its in-flight limit sets it, as new work cannot go out
+  /// before results free room.
+  bool hold = false;
   caf::error error;
   std::map<std::string, int64_t> counters; ///< added to the metrics
   /// Logged and sent to the node's lifecycle group after the pass.
@@ -125,6 +129,7 @@ pass_outcome run_pass(Self* self) {
     st.backing_off = static_cast<bool>(out.error);
     if (st.lingering)
       delay = std::min(delay, st.settings.linger);
+    st.lingering = st.lingering || (out.hold && !out.error);
     if (st.after_pass)
       st.after_pass(!out.error && (out.more || out.again || st.lingering));
     if (delay.count() == 0) {

@@ -304,7 +304,7 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
   check_keys(doc, "",
              {"databaseUrl", "amqpUrl", "eventsTableName",
               "deliveriesTableName", "migrationsTableName",
-              "publishFunctionName", "batchSize", "ttlSeconds",
+              "publishFunctionName", "batchSize", "maxInFlight", "ttlSeconds",
               "deliverImmediately", "routerLingerMs",
               "routerLingerMinEvents", "enabled", "except", "routes"},
              errs);
@@ -331,6 +331,11 @@ void read_top_level(const json& doc, problems& errs, config& cfg) {
       && read_int(it->value, "batchSize", 1, 10000,
                   "must be an integer from 1 to 10000", errs, n))
     cfg.batch_size = static_cast<int32_t>(n);
+  if (auto it = doc.FindMember("maxInFlight");
+      it != doc.MemberEnd()
+      && read_int(it->value, "maxInFlight", 1, 100000,
+                  "must be an integer from 1 to 100000", errs, n))
+    cfg.max_in_flight = static_cast<int32_t>(n);
   if (auto it = doc.FindMember("deliverImmediately"); it != doc.MemberEnd()) {
     if (it->value.IsBool())
       cfg.deliver_immediately = it->value.GetBool();

@@ -19,6 +19,11 @@ struct config {
   std::string amqp_url = "amqp://guest:guest@127.0.0.1:5672/";
   schema_names names;
   int32_t batch_size = 100;
+  /// Deliveries of one queue out at once (status `dispatched`), counted in
+  /// the database so that it holds for every dispatcher of the queue:
+  /// beyond it, work waits in the table, where no delivery timeout runs,
+  /// instead of in the broker's queue, where it does.
+  int32_t max_in_flight = 1000;
   /// true: an insert's NOTIFY wakes the router, which wakes the dispatchers,
   /// so an event goes from commit to the broker without waiting for a poll;
   /// false: only the periodic passes (--sleep) move events on.

@@ -50,9 +50,11 @@ db_delivery_store::db_delivery_store(std::string url, const schema_names& names,
 }
 
 caf::expected<claim_result>
-db_delivery_store::claim_batch(const std::string& queue, int32_t n) {
-  return session_.run<claim_result>(
-    [&](pg_connection& c) { return repo_.claim_batch(c, queue, n); });
+db_delivery_store::claim_batch(const std::string& queue, int32_t n,
+                               int32_t max_in_flight) {
+  return session_.run<claim_result>([&](pg_connection& c) {
+    return repo_.claim_batch(c, queue, n, max_in_flight);
+  });
 }
 
 caf::expected<apply_result>

@@ -97,7 +97,8 @@ public:
   /// the sweeper's `relay_progress`.
   db_delivery_store(std::string url, const schema_names& names, commit_mode mode);
   caf::expected<claim_result> claim_batch(const std::string& queue,
-                                          int32_t batch_size) override;
+                                          int32_t batch_size,
+                                          int32_t max_in_flight) override;
   caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) override;
   caf::expected<sweep_result> sweep(int32_t batch_size) override;

@@ -19,9 +19,10 @@ namespace {
 // row says when the next pending delivery (a retry, say) becomes ready, so
 // a pass needs no second round trip to time the next one. The scan starts
 // after the key ($3, $4) where a run of full batches left off (see
-// claim_cursor), and the 'after' row gives the last key taken.
+// claim_cursor), and the 'after' row gives the last key taken. The 'room'
+// row says how many more the queue's in-flight limit let this claim take.
 constexpr const char* claim_sql = R"sql(
-WITH ready AS ({{ready}}), expired AS (
+WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
   UPDATE {{deliveries}} d
   SET status = 'expired', finished_at = now(),
       last_error = 'time to live ran out before sending'
@@ -57,7 +58,22 @@ UNION ALL
 (SELECT 'after', id, NULL, NULL, NULL, available_at::text, NULL, NULL, NULL,
         NULL, NULL, NULL, NULL, NULL, NULL
  FROM ready ORDER BY available_at DESC, id DESC LIMIT 1)
+UNION ALL
+SELECT 'room', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, n, NULL
+FROM room
 ORDER BY 2
+)sql";
+
+// How many more deliveries of queue $1 may be out at once: the limit
+// ({{max}}) less those dispatched, read via the partial timeout index,
+// which only dispatched rows enter. It counts in the database so that the
+// limit holds for every dispatcher of the queue, on any node; claims that
+// run at the same moment each see the same count, so together they may
+// exceed it by up to a batch each.
+constexpr const char* room_sql = R"sql(
+  SELECT greatest(0, {{max}}::bigint - count(*)) AS n FROM {{deliveries}}
+  WHERE queue = $1 AND status = 'dispatched'
 )sql";
 
 // The claim's ready rows in a pass: the next batch of the queue in the
@@ -67,7 +83,7 @@ constexpr const char* batch_ready = R"sql(
   WHERE queue = $1 AND status = 'pending' AND available_at <= now()
     AND (available_at, id) > ($3::timestamptz, $4::bigint)
   ORDER BY available_at, id
-  LIMIT $2
+  LIMIT least($2::bigint, (SELECT n FROM room))
   FOR UPDATE SKIP LOCKED
 )sql";
 
@@ -76,7 +92,7 @@ constexpr const char* batch_ready = R"sql(
 constexpr const char* one_ready = R"sql(
   SELECT id, available_at FROM {{deliveries}}
   WHERE id = $2::bigint AND queue = $1 AND status = 'pending'
-    AND available_at <= now()
+    AND available_at <= now() AND (SELECT n FROM room) > 0
   FOR UPDATE SKIP LOCKED
 )sql";
 
@@ -204,9 +220,13 @@ std::string expires_us(const std::string& column) {
          " ELSE (extract(epoch FROM " + column + ") * 1000000)::bigint END";
 }
 
+// `max` is the parameter of the in-flight limit in a claim.
 std::string with_names(std::string sql, const schema_names& n,
-                       const char* ready = batch_ready) {
+                       const char* ready = batch_ready,
+                       const char* max = "$5") {
   fill_slot(sql, "{{columns}}", decision_columns);
+  fill_slot(sql, "{{room}}", room_sql);
+  fill_slot(sql, "{{max}}", max);
   fill_slot(sql, "{{ready}}", ready);
   for (const char* column : {"c.expires_at", "expires_at"})
     fill_slot(sql, std::string{"{{expires_us:"} + column + "}}",
@@ -382,7 +402,7 @@ std::optional<outcome> parse_outcome(const std::string& text) {
 
 delivery_repository::delivery_repository(const schema_names& names)
   : claim_sql_(with_names(claim_sql, names)),
-    claim_one_sql_(with_names(claim_sql, names, one_ready)),
+    claim_one_sql_(with_names(claim_sql, names, one_ready, "$3")),
     candidates_sql_(with_names(candidates_sql, names)),
     quarantine_sql_(with_names(quarantine_sql, names)),
     complete_sql_(with_names(complete_sql, names)),
@@ -394,27 +414,35 @@ delivery_repository::delivery_repository(const schema_names& names)
 
 caf::expected<claim_result>
 delivery_repository::claim_batch(pg_connection& conn, const std::string& queue,
-                                 int32_t batch_size) {
+                                 int32_t batch_size, int32_t max_in_flight) {
   // One statement in autocommit: it commits before anything is published.
   // Its plan may be cached: the ready index is in the claim's order
   // (schema/006), so any plan walks it and stops after the batch.
   auto& cursor = cursors_[queue];
   auto rows = conn.exec_prepared("claim_batch", claim_sql_,
                                  {queue, std::to_string(batch_size),
-                                  cursor.available_at, std::to_string(cursor.id)});
+                                  cursor.available_at, std::to_string(cursor.id),
+                                  std::to_string(max_in_flight)});
   if (!rows) {
     cursor = claim_cursor{};
     if (!is_data_error(rows.error()))
       return rows.error();
     // Only after a failure: the hot path never runs more than the claim.
-    return claim_one_by_one(conn, queue, batch_size, sqlstate_of(rows.error()));
+    return claim_one_by_one(conn, queue, batch_size, max_in_flight,
+                            sqlstate_of(rows.error()));
   }
   claim_result out;
   claim_cursor after;
   auto taken = read_claim(*rows, out, after);
-  // A full batch: probably more behind it, and the next claim goes on from
-  // here. Anything else: the next claim starts from the beginning again.
-  cursor = taken >= batch_size ? after : claim_cursor{};
+  // What this claim could take at most: the batch, or less at the limit.
+  auto allowed = std::min<int64_t>(batch_size, out.room.value_or(batch_size));
+  out.at_limit = allowed < batch_size && taken >= allowed;
+  // A claim that took all it could: probably more behind it, and the next
+  // claim goes on from here. One that could take nothing learnt nothing
+  // and keeps the cursor. Anything else: the next claim starts from the
+  // beginning again.
+  if (allowed > 0)
+    cursor = taken >= allowed ? after : claim_cursor{};
   return out;
 }
 
@@ -424,6 +452,10 @@ int64_t delivery_repository::read_claim(const pg_rows& rows, claim_result& out,
   for (int i = 0; i < rows.size(); ++i) {
     if (rows.text(i, 0) == "after") {
       after = {rows.text(i, 5), rows.int64(i, 1)};
+      continue;
+    }
+    if (rows.text(i, 0) == "room") {
+      out.room = rows.int64(i, 13);
       continue;
     }
     if (rows.text(i, 0) == "next") {
@@ -467,6 +499,7 @@ caf::expected<claim_result>
 delivery_repository::claim_one_by_one(pg_connection& conn,
                                       const std::string& queue,
                                       int32_t batch_size,
+                                      int32_t max_in_flight,
                                       const std::string& batch_state) {
   auto log = logger("dispatcher");
   log->warn("event=claim_failed queue={} sqlstate={} action=claim_one_by_one",
@@ -481,11 +514,16 @@ delivery_repository::claim_one_by_one(pg_connection& conn,
   for (int i = 0; i < ids->size(); ++i) {
     auto id = ids->text(i, 0);
     // Each alone in autocommit, as the batch would have been.
-    auto rows = conn.exec_prepared("claim_one", claim_one_sql_, {queue, id});
+    auto rows = conn.exec_prepared("claim_one", claim_one_sql_,
+                                   {queue, id, std::to_string(max_in_flight)});
     if (rows) {
       any_claimed = true;
       claim_cursor ignored;
       read_claim(*rows, out, ignored);
+      if (out.room && *out.room == 0) {
+        out.at_limit = true; // the rest wait for room as a batch would
+        break;
+      }
       continue;
     }
     if (!is_data_error(rows.error()))

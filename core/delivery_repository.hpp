@@ -3,6 +3,7 @@
 // a statement per row.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,12 @@ struct claim_result {
   /// Seconds until the earliest pending delivery not claimed now becomes
   /// ready (a retry, say); nullopt when there is none.
   std::optional<double> next_ready_seconds;
+  /// How many the queue's in-flight limit let this claim take (before it
+  /// took them); nullopt when the claim did not say.
+  std::optional<int64_t> room;
+  /// The in-flight limit, not the batch size or the ready rows, cut this
+  /// claim short: more may be waiting for results to free room.
+  bool at_limit = false;
 };
 
 struct apply_result {
@@ -55,9 +62,18 @@ public:
   /// (status failed, last_error "quarantined: ..."): the others are sent in
   /// the same pass. When every delivery fails alone too, only the first is
   /// quarantined per pass.
+  ///
+  /// At most `max_in_flight` deliveries of the queue are dispatched at once
+  /// (counted in the database at the claim; concurrent claims may exceed it
+  /// by up to a batch each): the claim takes only the room left.
   caf::expected<claim_result> claim_batch(pg_connection& conn,
                                           const std::string& queue,
-                                          int32_t batch_size);
+                                          int32_t batch_size,
+                                          int32_t max_in_flight = no_limit);
+
+  /// A max_in_flight that never binds (above any possible count of rows a
+  /// test or tool makes).
+  static constexpr int32_t no_limit = INT32_MAX;
 
   /// Applies results atomically. Each changes its delivery only if it is
   /// still dispatched under the same dispatch id and job; `retry` follows
@@ -95,6 +111,7 @@ private:
   caf::expected<claim_result> claim_one_by_one(pg_connection& conn,
                                                const std::string& queue,
                                                int32_t batch_size,
+                                               int32_t max_in_flight,
                                                const std::string& batch_state);
 
   caf::expected<apply_result>

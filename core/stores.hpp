@@ -29,8 +29,10 @@ public:
 class delivery_store {
 public:
   virtual ~delivery_store() = default;
+  /// See delivery_repository::claim_batch.
   virtual caf::expected<claim_result> claim_batch(const std::string& queue,
-                                                  int32_t batch_size) = 0;
+                                                  int32_t batch_size,
+                                                  int32_t max_in_flight) = 0;
   virtual caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) = 0;
   virtual caf::expected<sweep_result> sweep(int32_t batch_size) = 0;

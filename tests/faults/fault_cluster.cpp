@@ -32,7 +32,8 @@ std::string route_json(const std::string& job, const std::string& queue,
 
 } // namespace
 
-fault_cluster::fault_cluster(std::string retry_delays, int timeout_seconds)
+fault_cluster::fault_cluster(std::string retry_delays, int timeout_seconds,
+                             int max_in_flight)
   : jobs_queue(queue("jobs")),
     mail_queue(queue("mail")),
     dir("/tmp/" + queue_prefix + "faults/"),
@@ -47,7 +48,10 @@ fault_cluster::fault_cluster(std::string retry_delays, int timeout_seconds)
                       + route_json("K", mail_queue, retry_delays,
                                    timeout_seconds)
                       + "]}",
-                    50);
+                    50,
+                    max_in_flight > 0 ? "\"maxInFlight\": "
+                                          + std::to_string(max_in_flight) + ", "
+                                      : "");
 }
 
 fault_cluster::~fault_cluster() {

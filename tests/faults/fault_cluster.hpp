@@ -33,9 +33,10 @@ struct fault_verdict {
 class fault_cluster : public cluster_fixture {
 public:
   /// Routes of event "e": job J on queue `jobs` and job K on queue `mail`,
-  /// each with `retry_delays` (JSON list) and `timeout_seconds`.
+  /// each with `retry_delays` (JSON list) and `timeout_seconds`;
+  /// `max_in_flight` > 0 sets the config's maxInFlight (0: its default).
   explicit fault_cluster(std::string retry_delays = "[1, 1]",
-                         int timeout_seconds = 5);
+                         int timeout_seconds = 5, int max_in_flight = 0);
   ~fault_cluster();
 
   std::string jobs_queue, mail_queue;

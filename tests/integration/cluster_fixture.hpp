@@ -73,9 +73,12 @@ struct cluster_fixture : schema_fixture {
 
   /// Writes a config file for outboxd/outboxctl naming this fixture's
   /// servers and tables, with `routes_json` as its routes; returns `path`.
+  /// `extra`: more top-level keys, each followed by a comma
+  /// (`"maxInFlight": 200, `).
   std::string write_config_file(const std::string& path,
                                 const std::string& routes_json,
-                                int32_t batch_size = 100) {
+                                int32_t batch_size = 100,
+                                const std::string& extra = "") {
     std::ofstream out{path};
     out << "{\"databaseUrl\": \"" << database_url() << "\",\n"
         << " \"amqpUrl\": \"" << amqp_url() << "\",\n"
@@ -84,7 +87,7 @@ struct cluster_fixture : schema_fixture {
         << " \"migrationsTableName\": \"" << names.migrations << "\",\n"
         << " \"publishFunctionName\": \"" << names.publish_function << "\",\n"
         << " \"batchSize\": " << batch_size << ",\n"
-        << " \"routes\": " << routes_json << "}\n";
+        << " " << extra << "\"routes\": " << routes_json << "}\n";
     return path;
   }
 

@@ -28,8 +28,9 @@ struct delivery_fixture : schema_fixture {
       CAF_FAIL("routing failed: " << render(routed.error()));
   }
 
-  claim_result claim(const std::string& queue = "q", int batch = 100) {
-    auto c = repo.claim_batch(db, queue, batch);
+  claim_result claim(const std::string& queue = "q", int batch = 100,
+                     int32_t max_in_flight = delivery_repository::no_limit) {
+    auto c = repo.claim_batch(db, queue, batch, max_in_flight);
     if (!c)
       CAF_FAIL("claim failed: " << render(c.error()));
     return std::move(*c);

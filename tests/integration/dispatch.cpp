@@ -80,6 +80,84 @@ CAF_TEST(two connections claiming one queue never claim a delivery twice) {
   CAF_CHECK_EQUAL(count_status("dispatched"), 400);
 }
 
+// Work beyond the queue's in-flight limit waits in the table, where no
+// delivery timeout runs, and goes out as results free room.
+CAF_TEST(a claim takes only the room the in flight limit leaves) {
+  make_deliveries(20, {60});
+  auto first = claim("q", 100, 5);
+  CAF_CHECK_EQUAL(first.jobs.size(), 5u);
+  CAF_CHECK(first.at_limit);
+  CAF_CHECK_EQUAL(first.room, 5);
+  auto full = claim("q", 100, 5);
+  CAF_CHECK_EQUAL(full.jobs.size(), 0u);
+  CAF_CHECK(full.at_limit);
+  CAF_CHECK_EQUAL(full.room, 0);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 5);
+  apply({result_of(first.jobs[0], outcome::completed),
+         result_of(first.jobs[1], outcome::completed),
+         result_of(first.jobs[2], outcome::completed)});
+  auto next = claim("q", 100, 5);
+  CAF_CHECK_EQUAL(next.jobs.size(), 3u);
+  CAF_CHECK(next.at_limit);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 5);
+  CAF_CHECK_EQUAL(count_status("pending"), 12);
+  // A retry frees room as well: the delivery waits in the table again.
+  apply({result_of(next.jobs[0], outcome::retry)});
+  make_ready();
+  CAF_CHECK_EQUAL(claim("q", 100, 5).jobs.size(), 1u);
+  // Under the limit with nothing more ready, a claim is not at the limit.
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET status = 'completed', finished_at = now()"
+                    " WHERE status = 'dispatched'");
+  auto rest = claim("q", 100, 50);
+  CAF_CHECK_EQUAL(rest.jobs.size(), 12u);
+  CAF_CHECK(!rest.at_limit);
+}
+
+CAF_TEST(the in flight limit is per queue) {
+  make_deliveries(4, {60}, "q");
+  make_deliveries(4, {60}, "r");
+  CAF_CHECK_EQUAL(claim("q", 100, 2).jobs.size(), 2u);
+  auto r = claim("r", 100, 3);
+  CAF_CHECK_EQUAL(r.jobs.size(), 3u); // q's two do not count for r
+  CAF_CHECK(r.at_limit);
+}
+
+// The count is the database's, so the limit holds for several dispatchers
+// of one queue, each with its own connection (on any node).
+CAF_TEST(the in flight limit holds across dispatchers of one queue) {
+  make_deliveries(10, {60});
+  auto conn = connect_db();
+  delivery_repository other{names};
+  CAF_CHECK_EQUAL(claim("q", 3, 4).jobs.size(), 3u);
+  auto c = other.claim_batch(conn, "q", 3, 4);
+  CAF_REQUIRE(c);
+  CAF_CHECK_EQUAL(c->jobs.size(), 1u);
+  CAF_CHECK(c->at_limit);
+  CAF_CHECK_EQUAL(claim("q", 3, 4).jobs.size(), 0u);
+  CAF_CHECK_EQUAL(count_status("dispatched"), 4);
+}
+
+// The cursor of full batches (see claim_cursor) goes on while the limit
+// cuts claims short: a claim that took all it could is as good as full.
+CAF_TEST(claims at the limit go on from where they left off) {
+  make_deliveries(6, {60});
+  auto ids = must_exec(db, "SELECT id FROM " + names.deliveries + " ORDER BY id");
+  auto first = claim("q", 10, 2);
+  CAF_REQUIRE_EQUAL(first.jobs.size(), 2u);
+  CAF_CHECK_EQUAL(first.jobs[1].delivery_id, ids.int64(1, 0));
+  apply({result_of(first.jobs[0], outcome::completed),
+         result_of(first.jobs[1], outcome::completed)});
+  // As in the test of full batches: one becomes ready behind the cursor.
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET available_at = available_at - interval '1 hour'"
+                    " WHERE id = " + ids.text(5, 0));
+  auto second = claim("q", 10, 2);
+  CAF_REQUIRE_EQUAL(second.jobs.size(), 2u);
+  CAF_CHECK_EQUAL(second.jobs[0].delivery_id, ids.int64(2, 0));
+  CAF_CHECK_EQUAL(second.jobs[1].delivery_id, ids.int64(3, 0));
+}
+
 CAF_TEST(deliveries past their time to live expire instead of being sent) {
   make_deliveries(2, {60});
   must_exec(db, "UPDATE " + names.deliveries

@@ -37,8 +37,10 @@ struct fixture : actor_fixture {
   std::shared_ptr<fakes::job_publisher> publisher
     = std::make_shared<fakes::job_publisher>();
 
-  pass_actor spawn_dispatcher(pass_settings s, int32_t batch = 100) {
-    return sys.spawn(dispatcher, store, publisher, "stock.publish", batch, s,
+  pass_actor spawn_dispatcher(pass_settings s, int32_t batch = 100,
+                              int32_t max_in_flight = 1000) {
+    return sys.spawn(dispatcher, store, publisher, "stock.publish",
+                     dispatch_limits{batch, max_in_flight}, s,
                      node_agent_actor{});
   }
 };
@@ -189,6 +191,34 @@ CAF_TEST(expired deliveries count toward a full batch) {
   expect((pass_atom, uint64_t), from(d).to(d));
   expect((pass_atom, uint64_t), from(d).to(d).with(_, 2u)); // at once
   CAF_CHECK_EQUAL(pass_state_of(d).metrics.counters["expired"], 1);
+  stop(d);
+}
+
+CAF_TEST(at the in flight limit the next pass comes soon and wake-ups wait) {
+  pass_settings s;
+  s.idle = std::chrono::seconds{10};
+  auto c = claimed({1, 2});
+  c.room = 2;
+  c.at_limit = true; // two more were ready
+  store->claims.push_back(c);
+  auto d = spawn_dispatcher(s, 100, 2);
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK_EQUAL(store->last_max_in_flight, 2);
+  CAF_CHECK_EQUAL(publisher->published.size(), 2u);
+  // A wake-up (the router's, for new deliveries) starts no pass meanwhile:
+  // there is no room for them yet.
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  sched.run();
+  CAF_CHECK_EQUAL(store->claim_calls, 1);
+  // Neither at once nor after the idle sleep: soon, for the room that
+  // results free meanwhile.
+  CAF_CHECK_EQUAL(advance_time(milliseconds{99}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  expect((pass_atom, uint64_t), from(d).to(d).with(_, 2u));
+  CAF_CHECK_EQUAL(store->claim_calls, 2);
   stop(d);
 }
 

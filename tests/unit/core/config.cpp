@@ -54,6 +54,7 @@ CAF_TEST(a valid config is read with defaults filled in) {
   CAF_CHECK_EQUAL(cfg->batch_size, 50);
   CAF_CHECK_EQUAL(cfg->router_linger_ms, 5);
   CAF_CHECK_EQUAL(cfg->router_linger_min_events, 6);
+  CAF_CHECK_EQUAL(cfg->max_in_flight, 1000);
   CAF_REQUIRE_EQUAL(cfg->routes.size(), 3u);
   auto stock = cfg->routes_for("stock.changed");
   CAF_REQUIRE_EQUAL(stock.size(), 2u);
@@ -75,6 +76,12 @@ CAF_TEST(the router linger can be set or turned off) {
   CAF_REQUIRE(cfg);
   CAF_CHECK_EQUAL(cfg->router_linger_ms, 0);
   CAF_CHECK_EQUAL(cfg->router_linger_min_events, 20);
+}
+
+CAF_TEST(the in flight limit can be set) {
+  auto cfg = parse_config(R"({"routes": {}, "maxInFlight": 1})", no_env);
+  CAF_REQUIRE(cfg);
+  CAF_CHECK_EQUAL(cfg->max_in_flight, 1);
 }
 
 CAF_TEST(environment variables override the connection urls) {
@@ -127,6 +134,10 @@ CAF_TEST(each bad value is reported with its path and rule) {
      R"(routes["a"][0].queue = "amq.x": must not start with "amq.")"},
     {R"({"routes": {}, "batchSize": 0})", "batchSize = 0: must be an integer from 1 to 10000"},
     {R"({"routes": {}, "batchSize": 10001})", "batchSize = 10001: must be an integer from 1 to 10000"},
+    {R"({"routes": {}, "maxInFlight": 0})", "maxInFlight = 0: must be an integer from 1 to 100000"},
+    {R"({"routes": {}, "maxInFlight": 100001})",
+     "maxInFlight = 100001: must be an integer from 1 to 100000"},
+    {R"({"routes": {}, "maxInFlight": "10"})", "maxInFlight = \"10\": must be an integer from 1 to 100000"},
     {R"({"routes": {}, "routerLingerMs": -1})", "routerLingerMs = -1: must be an integer from 0 to 1000"},
     {R"({"routes": {}, "routerLingerMs": 2.5})", "routerLingerMs = 2.5: must be an integer from 0 to 1000"},
     {R"({"routes": {}, "routerLingerMinEvents": 0})",
