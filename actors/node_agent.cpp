@@ -15,6 +15,7 @@ namespace {
 using self_ptr = node_agent_actor::stateful_pointer<node_agent_state>;
 
 constexpr auto tick_interval = std::chrono::milliseconds{500};
+constexpr auto max_connect_delay = std::chrono::milliseconds{5000};
 
 void flush_metrics(self_ptr self) {
   auto& st = self->state;
@@ -48,7 +49,7 @@ void connect_failed(self_ptr self, const std::string& why) {
   auto& st = self->state;
   st.connecting = false;
   ++st.failed_connects;
-  auto delay = backoff_delay(st.failed_connects, std::chrono::seconds{5});
+  auto delay = backoff_delay(st.failed_connects, max_connect_delay);
   st.next_connect_ms = now_ms() + delay.count();
   if (st.failed_connects == 1 || st.failed_connects % 20 == 0)
     logger("node")->warn("event=status_unreachable node={} host={} port={} "
@@ -100,7 +101,10 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
       return;
     st.status = nullptr;
     logger("node")->warn("event=status_lost node={}", kv(st.info.name));
-    try_connect(self);
+    // Not at once: the middleman drops the lost connection's proxy only on
+    // its own down message, and a connect before that returns the dead
+    // proxy (a join that is lost again at once). The tick tries later.
+    st.next_connect_ms = now_ms() + backoff_delay(1, max_connect_delay).count();
   });
   return {
     [self](join_atom, node_info& info) {
