@@ -23,6 +23,10 @@ void flush_metrics(self_ptr self) {
     st.lifecycle_changed = false;
     self->send(st.status, lifecycle_atom::value, st.info.name, st.lifecycle);
   }
+  if (st.status && st.wakeups_changed) {
+    st.wakeups_changed = false;
+    self->send(st.status, wakeup_atom::value, st.info.name, st.wakeups_degraded);
+  }
   if (!st.status || st.changed.empty())
     return;
   std::vector<actor_metrics> ms;
@@ -41,6 +45,7 @@ void joined(self_ptr self, status_actor status) {
   for (auto& [name, _] : st.metrics)
     st.changed.insert(name);
   st.lifecycle_changed = !st.lifecycle.empty();
+  st.wakeups_changed = !st.wakeups_degraded.empty();
   flush_metrics(self);
   logger("node")->info("event=joined_status node={}", kv(st.info.name));
 }
@@ -118,11 +123,9 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
       self->state.metrics[name] = std::move(m);
       self->state.changed.insert(name);
     },
-    [self](peers_atom, std::vector<dispatcher_entry>& peers) {
-      for (auto& a : self->state.info.actors)
-        if (a.role == "router")
-          self->send(caf::actor_cast<router_actor>(a.handle), peers_atom::value,
-                     peers);
+    [self](wakeup_atom, std::string& degraded) {
+      self->state.wakeups_changed |= degraded != self->state.wakeups_degraded;
+      self->state.wakeups_degraded = std::move(degraded);
     },
     [self](const lifecycle_event& ev) {
       ++self->state.lifecycle[to_string(ev.kind)];

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 
@@ -22,6 +23,10 @@ public:
   /// Waits up to `timeout`; returns how many notifications arrived (0 on
   /// timeout). errc::database_unavailable once the connection broke.
   caf::expected<int> wait(std::chrono::milliseconds timeout);
+
+  /// As wait(), and returns the notifications' payloads, in arrival order.
+  caf::expected<std::vector<std::string>>
+  wait_payloads(std::chrono::milliseconds timeout);
 
   /// UNLISTEN: PostgreSQL stops signalling this session on every commit
   /// that notifies. A notification already received may still be read.

@@ -54,4 +54,18 @@ CAF_TEST(after losing the status actor the agent waits before joining again) {
   stop(agent); // its tick re-arms forever
 }
 
+CAF_TEST(the agent tells the status actor when its wake-ups degrade) {
+  join_local_status();
+  self->send(agent, wakeup_atom::value, std::string{"listen connection lost"});
+  expect((wakeup_atom, std::string), from(self).to(agent));
+  CAF_CHECK(sched.trigger_timeout()); // the agent's tick
+  expect((tick_atom), to(agent));
+  expect((wakeup_atom, std::string, std::string),
+         from(agent).to(st).with(_, std::string{"router:1"},
+                                  std::string{"listen connection lost"}));
+  stop(agent); // its tick re-arms forever
+  auto s = request<cluster_status>(st, status_atom::value);
+  CAF_CHECK_EQUAL(s.nodes.at(0).wakeups_degraded, "listen connection lost");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
