@@ -1,6 +1,7 @@
 // LISTEN on a channel over a connection of its own, and wait for
-// notifications with a timeout (the router wakes on event inserts). The
-// listening can stop and start again on the same connection.
+// notifications with a timeout (the router wakes on event inserts, the
+// dispatchers on new deliveries). The listening can stop and start again
+// on the same connection.
 #pragma once
 
 #include <chrono>
