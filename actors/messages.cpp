@@ -5,9 +5,6 @@
 namespace outbox {
 
 void register_message_types(caf::actor_system_config& cfg) {
-  cfg.add_message_type<dispatcher_entry>("outbox::dispatcher_entry");
-  cfg.add_message_type<std::vector<dispatcher_entry>>(
-    "std::vector<outbox::dispatcher_entry>");
   cfg.add_message_type<actor_metrics>("outbox::actor_metrics");
   cfg.add_message_type<std::vector<actor_metrics>>(
     "std::vector<outbox::actor_metrics>");

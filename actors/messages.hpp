@@ -23,7 +23,8 @@ namespace outbox {
 
 // -- atoms (CAF 0.17: at most 10 characters) ----------------------------------
 
-/// Work may be waiting: run a pass now (router → dispatcher, NOTIFY → router).
+/// Work may be waiting: run a pass now (router or NOTIFY → dispatcher,
+/// NOTIFY → router).
 using wake_atom = caf::atom_constant<caf::atom("wake")>;
 /// A scheduled pass; carries the token of the schedule that armed it.
 using pass_atom = caf::atom_constant<caf::atom("pass")>;
@@ -31,8 +32,6 @@ using pass_atom = caf::atom_constant<caf::atom("pass")>;
 using once_atom = caf::atom_constant<caf::atom("once")>;
 /// An actor's latest figures.
 using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
-/// The dispatchers of the cluster, per queue.
-using peers_atom = caf::atom_constant<caf::atom("peers")>;
 /// A node announces itself and its actors to the status actor.
 using join_atom = caf::atom_constant<caf::atom("join")>;
 /// Ask the status actor for the cluster view and the database counts.
@@ -45,6 +44,9 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using listener_atom = caf::atom_constant<caf::atom("listener")>;
 /// Whether the router wants NOTIFY wake-ups (router → listener).
 using listen_atom = caf::atom_constant<caf::atom("listen")>;
+/// Why a node's dispatchers miss wake-ups ("" = they do not): ready
+/// listener → node agent → status actor.
+using wakeup_atom = caf::atom_constant<caf::atom("wakeups")>;
 
 // -- actors that run passes ---------------------------------------------------
 
@@ -59,11 +61,9 @@ struct dispatcher_entry {
   pass_actor dispatcher;
 };
 
-/// The router also learns the cluster's dispatchers, to wake them, and its
-/// NOTIFY listener, to tell it when wake-ups are needed (listen_demand.hpp).
-using router_actor
-  = pass_actor::extend<caf::reacts_to<peers_atom, std::vector<dispatcher_entry>>,
-                       caf::reacts_to<listener_atom, caf::actor>>;
+/// The router also learns its NOTIFY listener, to tell it when wake-ups
+/// are needed (listen_demand.hpp).
+using router_actor = pass_actor::extend<caf::reacts_to<listener_atom, caf::actor>>;
 
 /// What an actor reports after each pass. `last_error` is the rendering of
 /// one of our own errors (category, code, context), never a server's text.
@@ -90,12 +90,12 @@ struct actor_entry {
 
 struct node_info;
 
-/// Each node's agent: collects local metrics, joins the status actor (and
-/// joins again after losing it), and hands the cluster's dispatchers to the
-/// local routers. The join message with the node's own info starts it.
+/// Each node's agent: collects local metrics and the state of its wake-up
+/// path, joins the status actor (and joins again after losing it). The join
+/// message with the node's own info starts it.
 using node_agent_actor
   = caf::typed_actor<caf::reacts_to<metrics_atom, actor_metrics>,
-                     caf::reacts_to<peers_atom, std::vector<dispatcher_entry>>,
+                     caf::reacts_to<wakeup_atom, std::string>,
                      caf::reacts_to<join_atom, node_info>,
                      caf::reacts_to<tick_atom>,
                      caf::reacts_to<lifecycle_event>>;
@@ -126,6 +126,9 @@ struct node_view {
   /// Lifecycle events its actors sent since it started, per kind
   /// ("published", "completed", ...).
   std::map<std::string, int64_t> lifecycle;
+  /// Why its dispatchers miss wake-ups and wait for their timers, e.g. its
+  /// LISTEN connection is down; "" while they do not.
+  std::string wakeups_degraded;
 };
 
 /// The answer to `outboxctl status`.
@@ -141,6 +144,7 @@ using status_actor = caf::typed_actor<
   caf::reacts_to<join_atom, node_info>,
   caf::reacts_to<metrics_atom, std::string, std::vector<actor_metrics>>,
   caf::reacts_to<lifecycle_atom, std::string, std::map<std::string, int64_t>>,
+  caf::reacts_to<wakeup_atom, std::string, std::string>,
   caf::replies_to<status_atom>::with<cluster_status>>;
 
 // -- inspection (serialization across nodes, printing in tests) ---------------
@@ -177,7 +181,7 @@ typename Inspector::result_type inspect(Inspector& f, actor_view& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_view& x) {
   return f(caf::meta::type_name("node_view"), x.name, x.roles, x.queues, x.up,
-           x.joined_ms, x.down_ms, x.actors, x.lifecycle);
+           x.joined_ms, x.down_ms, x.actors, x.lifecycle, x.wakeups_degraded);
 }
 
 template <class Inspector>

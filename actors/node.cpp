@@ -10,6 +10,7 @@
 #include "actors/dispatcher.hpp"
 #include "actors/node_agent.hpp"
 #include "actors/notify_listener.hpp"
+#include "actors/ready_listener.hpp"
 #include "actors/result_handler.hpp"
 #include "actors/router.hpp"
 #include "actors/status.hpp"
@@ -18,6 +19,7 @@
 #include "core/db_stores.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
+#include "core/ready_notice.hpp"
 #include "core/text.hpp"
 
 namespace outbox {
@@ -102,9 +104,21 @@ node::start(caf::actor_system& sys, const config& cfg, const node_options& opts)
       info.actors.push_back({"results " + q, "results", q, r});
     }
   }
+  // Tags this node's NOTIFYs of new deliveries: its own router wakes its
+  // dispatchers directly, its ready listener skips them.
+  auto origin = new_wake_origin();
+  if (!opts.once && cfg.deliver_immediately && !local.empty())
+    n->ready_listener_ = sys.spawn<caf::detached>(
+      ready_listener, ready_listener_args{cfg.database_url,
+                                          cfg.names.ready_channel(), origin,
+                                          local, n->agent_});
   if (opts.has("router")) {
+    std::optional<ready_notify> notify;
+    if (cfg.deliver_immediately)
+      notify = ready_notify{cfg.names.ready_channel(), origin};
     auto routes = std::make_shared<db_routing_store>(cfg.database_url,
-                                                     cfg.names, cfg.routes);
+                                                     cfg.names, cfg.routes,
+                                                     std::move(notify));
     auto router_settings = settings;
     router_settings.linger = std::chrono::milliseconds{cfg.router_linger_ms};
     router_settings.linger_min_rows = cfg.router_linger_min_events;
@@ -169,6 +183,7 @@ bool node::await_stopped(std::chrono::seconds limit) {
     }
   };
   watch(listener_);
+  watch(ready_listener_);
   watch(agent_);
   watch(status_);
   for_each_pass_actor(watch);
@@ -193,6 +208,7 @@ void node::stop() {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
   quit(listener_);
+  quit(ready_listener_);
   for_each_pass_actor(quit);
   quit(agent_);
   if (status_ && status_port_ != 0)

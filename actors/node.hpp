@@ -58,7 +58,8 @@ private:
   uint16_t status_port_ = 0;
   node_agent_actor agent_;
   router_actor router_;
-  caf::actor listener_;
+  caf::actor listener_;       ///< NOTIFY of events: wakes the router
+  caf::actor ready_listener_; ///< NOTIFY of deliveries: wakes dispatchers
   std::vector<pass_actor> dispatchers_, result_handlers_, sweepers_;
   bool stopped_ = false;
 };

@@ -16,12 +16,17 @@ namespace {
 using self_ptr = node_agent_actor::stateful_pointer<node_agent_state>;
 
 constexpr auto tick_interval = std::chrono::milliseconds{500};
+constexpr auto max_connect_delay = std::chrono::milliseconds{5000};
 
 void flush_metrics(self_ptr self) {
   auto& st = self->state;
   if (st.status && st.lifecycle_changed) {
     st.lifecycle_changed = false;
     self->send(st.status, lifecycle_atom::value, st.info.name, st.lifecycle);
+  }
+  if (st.status && st.wakeups_changed) {
+    st.wakeups_changed = false;
+    self->send(st.status, wakeup_atom::value, st.info.name, st.wakeups_degraded);
   }
   if (!st.status || st.changed.empty())
     return;
@@ -42,6 +47,7 @@ void joined(self_ptr self, status_actor status) {
   for (auto& [name, _] : st.metrics)
     st.changed.insert(name);
   st.lifecycle_changed = !st.lifecycle.empty();
+  st.wakeups_changed = !st.wakeups_degraded.empty();
   flush_metrics(self);
   logger("node")->info("event=joined_status node={}", kv(st.info.name));
 }
@@ -50,7 +56,7 @@ void connect_failed(self_ptr self, const std::string& why) {
   auto& st = self->state;
   st.connecting = false;
   ++st.failed_connects;
-  auto delay = backoff_delay(st.failed_connects, std::chrono::seconds{5});
+  auto delay = backoff_delay(st.failed_connects, max_connect_delay);
   st.next_connect_ms = now_ms() + delay.count();
   if (st.connect_failures.failed())
     logger("node")->warn("event=status_unreachable node={} host={} port={} "
@@ -103,7 +109,10 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
       return;
     st.status = nullptr;
     logger("node")->warn("event=status_lost node={}", kv(st.info.name));
-    try_connect(self);
+    // Not at once: the middleman drops the lost connection's proxy only on
+    // its own down message, and a connect before that returns the dead
+    // proxy (a join that is lost again at once). The tick tries later.
+    st.next_connect_ms = now_ms() + backoff_delay(1, max_connect_delay).count();
   });
   return {
     [self](join_atom, node_info& info) {
@@ -117,11 +126,9 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
       self->state.metrics[name] = std::move(m);
       self->state.changed.insert(name);
     },
-    [self](peers_atom, std::vector<dispatcher_entry>& peers) {
-      for (auto& a : self->state.info.actors)
-        if (a.role == "router")
-          self->send(caf::actor_cast<router_actor>(a.handle), peers_atom::value,
-                     peers);
+    [self](wakeup_atom, std::string& degraded) {
+      self->state.wakeups_changed |= degraded != self->state.wakeups_degraded;
+      self->state.wakeups_degraded = std::move(degraded);
     },
     [self](const lifecycle_event& ev) {
       ++self->state.lifecycle[to_string(ev.kind)];

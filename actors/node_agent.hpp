@@ -32,6 +32,8 @@ struct node_agent_state {
   std::set<std::string> changed; ///< names whose metrics are not sent yet
   std::map<std::string, int64_t> lifecycle; ///< events seen, per kind
   bool lifecycle_changed = false;
+  std::string wakeups_degraded; ///< node_view::wakeups_degraded
+  bool wakeups_changed = false;
   static const char* name;
 };
 

@@ -1,7 +1,6 @@
 #include "actors/router.hpp"
 
 #include <functional>
-#include <set>
 
 #include "actors/listen_demand.hpp"
 #include "core/logging.hpp"
@@ -9,22 +8,6 @@
 namespace outbox {
 
 namespace {
-
-// The dispatchers to wake: this node's plus the cluster's, each once.
-struct dispatcher_directory {
-  std::vector<dispatcher_entry> local, cluster;
-
-  std::vector<pass_actor> for_queue(const std::string& queue) const {
-    std::vector<pass_actor> out;
-    std::set<caf::actor_addr> seen;
-    for (auto* list : {&local, &cluster})
-      for (auto& d : *list)
-        if (d.queue == queue && d.dispatcher
-            && seen.insert(caf::actor_cast<caf::actor_addr>(d.dispatcher)).second)
-          out.push_back(d.dispatcher);
-    return out;
-  }
-};
 
 class router_role : public pass_role {
 public:
@@ -74,13 +57,15 @@ router(router_actor::stateful_pointer<pass_state> self,
        std::shared_ptr<routing_store> store, int32_t batch_size,
        std::vector<dispatcher_entry> local, pass_settings settings,
        node_agent_actor agent, bool wake_dispatchers) {
-  auto directory = std::make_shared<dispatcher_directory>();
-  directory->local = std::move(local);
-  auto wake = [self, directory, wake_dispatchers](const std::string& queue) {
+  // Other nodes' dispatchers are woken by the routing transaction's NOTIFY
+  // (core/ready_notice.hpp); this node's at once, without that round trip.
+  auto wake = [self, local = std::move(local),
+               wake_dispatchers](const std::string& queue) {
     if (!wake_dispatchers)
       return;
-    for (auto& d : directory->for_queue(queue))
-      self->send(d, wake_atom::value);
+    for (auto& d : local)
+      if (d.queue == queue && d.dispatcher)
+        self->send(d.dispatcher, wake_atom::value);
   };
   auto role = std::make_shared<router_role>(std::move(store), batch_size, wake);
   auto listener = std::make_shared<caf::actor>();
@@ -91,9 +76,6 @@ router(router_actor::stateful_pointer<pass_state> self,
   };
   return pass_behavior<router_actor>(
     self, role, identity("router"), settings, std::move(agent),
-    [directory](peers_atom, std::vector<dispatcher_entry>& peers) {
-      directory->cluster = std::move(peers);
-    },
     [listener, demand](listener_atom, caf::actor& l) {
       *listener = std::move(l);
       if (!demand->wanted())

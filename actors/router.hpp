@@ -1,4 +1,4 @@
-// The router: turns unrouted events into deliveries and wakes the
+// The router: turns unrouted events into deliveries and wakes its node's
 // dispatchers of every queue that received some (docs/design.md "Routing").
 #pragma once
 
@@ -17,9 +17,10 @@ namespace outbox {
 constexpr int listener_pause_after_passes = 20;
 
 /// Spawn with caf::detached when `store` is the database.
-/// `local` are the dispatchers of this node; the status actor adds the
-/// cluster's through peers messages. With `wake_dispatchers` false
-/// (deliverImmediately: false) the dispatchers are left to their timers.
+/// `local` are the dispatchers of this node, woken after each pass that gave
+/// their queue deliveries; the store's NOTIFY wakes those of other nodes.
+/// With `wake_dispatchers` false (deliverImmediately: false) the
+/// dispatchers are left to their timers.
 /// A listener handed over by a listener_atom message gets listen_atom
 /// messages with the router's demand for wake-ups.
 router_actor::behavior_type

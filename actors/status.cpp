@@ -12,21 +12,6 @@ namespace {
 
 using self_ptr = status_actor::stateful_pointer<status_state>;
 
-// Tells every live node the live dispatchers, so routers can wake them.
-void broadcast_peers(self_ptr self) {
-  std::vector<dispatcher_entry> peers;
-  for (auto& [_, n] : self->state.nodes) {
-    if (!n.view.up)
-      continue;
-    for (size_t i = 0; i < n.info.actors.size(); ++i)
-      if (n.info.actors[i].role == "dispatcher" && n.view.actors[i].up)
-        peers.push_back({n.info.actors[i].queue, n.info.actors[i].handle});
-  }
-  for (auto& [_, n] : self->state.nodes)
-    if (n.view.up && n.info.agent)
-      self->send(n.info.agent, peers_atom::value, peers);
-}
-
 void on_join(self_ptr self, node_info& info) {
   auto& rec = self->state.nodes[info.name];
   rec.view = node_view{};
@@ -45,7 +30,6 @@ void on_join(self_ptr self, node_info& info) {
   rec.info = std::move(info);
   logger("status")->info("event=node_joined node={} actors={}",
                          kv(rec.view.name), rec.view.actors.size());
-  broadcast_peers(self);
 }
 
 void on_metrics(self_ptr self, const std::string& node,
@@ -60,14 +44,12 @@ void on_metrics(self_ptr self, const std::string& node,
 }
 
 void on_down(self_ptr self, const caf::down_msg& dm) {
-  bool changed = false;
   for (auto& [name, n] : self->state.nodes) {
     if (n.view.up && dm.source == caf::actor_cast<caf::actor_addr>(n.info.agent)) {
       n.view.up = false;
       n.view.down_ms = now_ms();
       for (auto& a : n.view.actors)
         a.up = false;
-      changed = true;
       logger("status")->warn("event=node_down node={}", kv(name));
       continue;
     }
@@ -75,13 +57,10 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
       if (n.view.actors[i].up
           && dm.source == caf::actor_cast<caf::actor_addr>(n.info.actors[i].handle)) {
         n.view.actors[i].up = false;
-        changed = true;
         logger("status")->warn("event=actor_down node={} actor={}", kv(name),
                                kv(n.view.actors[i].metrics.name));
       }
   }
-  if (changed)
-    broadcast_peers(self);
 }
 
 cluster_status snapshot(self_ptr self) {
@@ -115,6 +94,11 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
       auto it = self->state.nodes.find(node);
       if (it != self->state.nodes.end())
         it->second.view.lifecycle = std::move(counts);
+    },
+    [self](wakeup_atom, const std::string& node, std::string& degraded) {
+      auto it = self->state.nodes.find(node);
+      if (it != self->state.nodes.end())
+        it->second.view.wakeups_degraded = std::move(degraded);
     },
     [self](status_atom) { return snapshot(self); },
   };

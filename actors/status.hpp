@@ -1,7 +1,7 @@
 // The status actor: the cluster's entry point and directory. Nodes join it
 // with their actors; it monitors them (a node or actor that dies stays in
-// the view, marked down), keeps their latest metrics, tells every node the
-// cluster's dispatchers, and answers status requests with the live view and
+// the view, marked down), keeps their latest metrics and the state of their
+// wake-up paths, and answers status requests with the live view and
 // the database counts (docs/design.md "Status").
 #pragma once
 

@@ -34,9 +34,10 @@ std::string relay_session_settings(commit_mode mode) {
 }
 
 db_routing_store::db_routing_store(std::string url, const schema_names& names,
-                                   const std::vector<route>& routes)
+                                   const std::vector<route>& routes,
+                                   std::optional<ready_notify> notify)
   : session_(std::move(url), relay_session_settings(commit_mode::relay_progress)),
-    repo_(names, routes) {
+    repo_(names, routes, std::move(notify)) {
 }
 
 caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {

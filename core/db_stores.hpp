@@ -83,7 +83,8 @@ private:
 class db_routing_store : public routing_store {
 public:
   db_routing_store(std::string url, const schema_names& names,
-                   const std::vector<route>& routes);
+                   const std::vector<route>& routes,
+                   std::optional<ready_notify> notify = std::nullopt);
   caf::expected<routing_result> route_batch(int32_t batch_size) override;
 
 private:

@@ -37,26 +37,32 @@ caf::error pg_listener::set_listening(bool on) {
 }
 
 caf::expected<int> pg_listener::wait(std::chrono::milliseconds timeout) {
+  auto payloads = wait_payloads(timeout);
+  if (!payloads)
+    return payloads.error();
+  return static_cast<int>(payloads->size());
+}
+
+caf::expected<std::vector<std::string>>
+pg_listener::wait_payloads(std::chrono::milliseconds timeout) {
   auto* c = conn_.native();
   auto lost = [] {
     return make_error(errc::database_unavailable, "listen connection lost");
   };
   if (!conn_.ok())
     return lost();
+  std::vector<std::string> out;
   pollfd pfd{PQsocket(c), POLLIN, 0};
   int ready = poll(&pfd, 1, static_cast<int>(timeout.count()));
-  if (ready < 0)
-    return 0; // interrupted: the caller simply waits again
-  if (ready == 0)
-    return 0;
+  if (ready <= 0)
+    return out; // a timeout, or interrupted: the caller simply waits again
   if (!PQconsumeInput(c))
     return lost();
-  int n = 0;
   while (PGnotify* m = PQnotifies(c)) {
-    ++n;
+    out.emplace_back(m->extra ? m->extra : "");
     PQfreemem(m);
   }
-  return n;
+  return out;
 }
 
 } // namespace outbox

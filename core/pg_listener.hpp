@@ -1,11 +1,13 @@
 // LISTEN on a channel over a connection of its own, and wait for
-// notifications with a timeout (the router wakes on event inserts). The
-// listening can stop and start again on the same connection.
+// notifications with a timeout (the router wakes on event inserts, the
+// dispatchers on new deliveries). The listening can stop and start again
+// on the same connection.
 #pragma once
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 
@@ -22,6 +24,10 @@ public:
   /// Waits up to `timeout`; returns how many notifications arrived (0 on
   /// timeout). errc::database_unavailable once the connection broke.
   caf::expected<int> wait(std::chrono::milliseconds timeout);
+
+  /// As wait(), and returns the notifications' payloads, in arrival order.
+  caf::expected<std::vector<std::string>>
+  wait_payloads(std::chrono::milliseconds timeout);
 
   /// UNLISTEN: PostgreSQL stops signalling this session on every commit
   /// that notifies. A notification already received may still be read.

@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "core/logging.hpp"
 #include "core/pg_connection.hpp"
+#include "core/ready_notice.hpp"
 
 namespace outbox {
 
@@ -88,6 +89,13 @@ UPDATE {{events}}
 SET quarantined_at = now(), quarantine_reason = $2, routed_at = now()
 WHERE id = $1 AND routed_at IS NULL
 RETURNING id, event_type
+)sql";
+
+// One notification per payload: a routing transaction sends one per queue,
+// never one per event (NOTIFY serializes committing transactions on a
+// cluster-wide lock).
+constexpr const char* notify_sql = R"sql(
+SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p
 )sql";
 
 std::string with_claim(const char* claim, const schema_names& names) {
@@ -182,8 +190,9 @@ std::string routes_to_json(const std::vector<route>& routes) {
 }
 
 routing_repository::routing_repository(const schema_names& names,
-                                       const std::vector<route>& routes)
-  : routes_json_(routes_to_json(routes)),
+                                       const std::vector<route>& routes,
+                                       std::optional<ready_notify> notify)
+  : notify_(std::move(notify)), routes_json_(routes_to_json(routes)),
     routed_types_(routed_types(routes)),
     route_sql_(with_claim(batch_claim, names)),
     route_one_sql_(with_claim(one_claim, names)),
@@ -226,6 +235,8 @@ routing_repository::route_claimed(pg_connection& conn, const char* name,
         keys.push_back(rows->text(i, 4));
       }
     }
+    if (auto err = notify_ready(conn, out.per_queue))
+      return err;
     if (keys.empty())
       return out;
     // Not prepared: planned with this batch's keys each time. A generic
@@ -244,6 +255,21 @@ routing_repository::route_claimed(pg_connection& conn, const char* name,
                                 superseded->text(i, 5) == "json-merge"});
     return out;
   });
+}
+
+caf::error
+routing_repository::notify_ready(pg_connection& conn,
+                                 const std::map<std::string, int64_t>& per_queue) {
+  if (!notify_ || per_queue.empty())
+    return caf::none;
+  std::vector<pg_param> payloads;
+  for (auto& [queue, _] : per_queue)
+    payloads.push_back(ready_payload(notify_->origin, queue));
+  auto sent = conn.exec_prepared("notify_ready", notify_sql,
+                                 {notify_->channel, pg_text_array(payloads)});
+  if (!sent)
+    return sent.error();
+  return caf::none;
 }
 
 caf::expected<routing_result>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,19 @@ struct routing_result {
   std::map<std::string, int64_t> per_queue;
 };
 
+/// Where the routing transaction announces new deliveries
+/// (core/ready_notice.hpp).
+struct ready_notify {
+  std::string channel;
+  std::string origin;
+};
+
 class routing_repository {
 public:
-  routing_repository(const schema_names& names, const std::vector<route>& routes);
+  /// With `notify`, every routing transaction that creates deliveries
+  /// NOTIFYs once per queue that got some, delivered at its commit.
+  routing_repository(const schema_names& names, const std::vector<route>& routes,
+                     std::optional<ready_notify> notify = std::nullopt);
 
   /// Routes up to `batch_size` unrouted events that have routes, in one
   /// transaction: claims them (FOR UPDATE SKIP LOCKED), inserts every route's
@@ -63,10 +74,15 @@ private:
                                               const std::string& sql,
                                               const std::string& limit_or_id);
 
+  // NOTIFYs the queues of `per_queue` in the current transaction.
+  caf::error notify_ready(pg_connection& conn,
+                          const std::map<std::string, int64_t>& per_queue);
+
   caf::expected<routing_result> route_one_by_one(pg_connection& conn,
                                                  int32_t batch_size,
                                                  const std::string& batch_state);
 
+  std::optional<ready_notify> notify_;
   std::string routes_json_;
   std::string routed_types_; // the routes' event types as a text[] literal
   std::string route_sql_;

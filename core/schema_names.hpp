@@ -16,6 +16,10 @@ struct schema_names {
   /// The NOTIFY channel of event inserts: the events table's name.
   const std::string& notify_channel() const { return events; }
 
+  /// The NOTIFY channel of new deliveries (core/ready_notice.hpp): the
+  /// deliveries table's name and "_ready", within PostgreSQL's 63 bytes.
+  std::string ready_channel() const { return deliveries + "_ready"; }
+
   /// Returns a copy whose every name starts with `prefix` (tests).
   schema_names with_prefix(const std::string& prefix) const;
 };

@@ -52,6 +52,9 @@ void write_nodes(std::ostringstream& out, const cluster_status& s) {
     if (!n.up)
       out << "  down since " << since(s.now_ms, n.down_ms);
     out << "\n";
+    if (!n.wakeups_degraded.empty())
+      out << "    wake-ups DEGRADED (dispatchers wait for their timers): "
+          << n.wakeups_degraded << "\n";
     if (!n.lifecycle.empty()) {
       out << "    lifecycle events since start:";
       for (auto& [kind, k] : n.lifecycle)
@@ -179,6 +182,12 @@ std::string status_json(const cluster_status& s, bool with_nodes) {
       list(n.roles);
       w.Key("queues");
       list(n.queues);
+      w.Key("wakeupsOk");
+      w.Bool(n.wakeups_degraded.empty());
+      if (!n.wakeups_degraded.empty()) {
+        w.Key("wakeupsDegraded");
+        str(n.wakeups_degraded);
+      }
       w.Key("actors");
       w.StartArray();
       for (auto& a : n.actors) {

@@ -211,4 +211,13 @@ int fault_cluster::warning_lines(const std::string& node) {
   return n;
 }
 
+int fault_cluster::lines_with(const std::string& node, const std::string& text) {
+  std::ifstream in{dir + node + ".log"};
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    n += line.find(text) != std::string::npos;
+  return n;
+}
+
 } // namespace outbox::testing

@@ -75,6 +75,9 @@ public:
   /// Lines of a node's log that are warnings or errors.
   int warning_lines(const std::string& node);
 
+  /// Lines of a node's log that contain `text`.
+  int lines_with(const std::string& node, const std::string& text);
+
 private:
   std::unique_ptr<child_process> start_node(const std::string& name,
                                             std::vector<std::string> args);

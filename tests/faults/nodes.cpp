@@ -73,6 +73,12 @@ CAF_TEST(the data path keeps its pace while the status node is down and after) {
   CAF_CHECK_LESS(while_down, 2 * normal + 0.005);
   CAF_CHECK_LESS(after, 2 * normal + 0.005);
   check("status node down and back", v);
+  // Lost once and joined again once: no join of the dead status node's
+  // cached proxy right after the loss.
+  for (auto node : {"router", "dispatcher"}) {
+    CAF_CHECK_EQUAL(lines_with(node, "event=status_lost"), 1);
+    CAF_CHECK_EQUAL(lines_with(node, "event=joined_status"), 2);
+  }
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

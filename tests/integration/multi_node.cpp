@@ -81,8 +81,8 @@ CAF_TEST(events complete across three nodes and status shows every node) {
   CAF_MESSAGE("logs in " << dir << "*.log");
   auto s = status_node();
   // With a 60 s sleep only wake-ups move events on in time: the insert's
-  // NOTIFY wakes the router, whose message wakes the dispatcher on the
-  // other node (learned through the status actor).
+  // NOTIFY wakes the router, whose routing transaction's NOTIFY wakes the
+  // dispatcher on the other node.
   auto r = router_node("60");
   auto d = dispatcher_node("60");
   test_worker worker{amqp_url(), q, [](const job_seen&, int) {

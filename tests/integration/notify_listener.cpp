@@ -26,7 +26,6 @@ router_actor::behavior_type wake_forwarder(router_actor::pointer, caf::actor tes
     [test](wake_atom) { caf::anon_send(test, wake_atom::value); },
     [](pass_atom, uint64_t) {},
     [](once_atom) { return int64_t{0}; },
-    [](peers_atom, std::vector<dispatcher_entry>&) {},
     [](listener_atom, caf::actor&) {},
   };
 }

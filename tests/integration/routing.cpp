@@ -1,7 +1,10 @@
 #define CAF_SUITE integration.routing
 #include <caf/test/unit_test.hpp>
 
+#include <set>
+
 #include "core/errors.hpp"
+#include "core/pg_listener.hpp"
 #include "core/routing_repository.hpp"
 #include "tests/integration/test_services.hpp"
 
@@ -142,6 +145,36 @@ CAF_TEST(merge none keeps both deliveries of a key) {
   route_all();
   CAF_CHECK_EQUAL(count_status("pending"), 2);
   CAF_CHECK_EQUAL(count_status("superseded"), 0);
+}
+
+CAF_TEST(a routing transaction notifies each queue that got deliveries once) {
+  auto listener = pg_listener::listen(database_url(), names.ready_channel());
+  CAF_REQUIRE(listener);
+  const std::string origin = "0123456789abcdef";
+  routing_repository notifying{names, routes,
+                               ready_notify{names.ready_channel(), origin}};
+  for (int i = 0; i < 3; ++i)
+    publish("stock.changed", R"({"sku":"A)" + std::to_string(i) + "\"}");
+  publish("order.placed", "{}");
+  auto routed = notifying.route_batch(db, 100);
+  CAF_REQUIRE(routed);
+  CAF_CHECK_EQUAL(routed->deliveries_created, 7);
+  std::multiset<std::string> got;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (got.size() < 3 && std::chrono::steady_clock::now() < until) {
+    auto ps = listener->wait_payloads(std::chrono::milliseconds{100});
+    CAF_REQUIRE(ps);
+    got.insert(ps->begin(), ps->end());
+  }
+  // One per queue, not one per event or delivery.
+  CAF_CHECK_EQUAL(got, (std::multiset<std::string>{origin + " mail",
+                                                   origin + " search.index",
+                                                   origin + " stock.publish"}));
+  // A pass that creates no delivery notifies nothing.
+  CAF_REQUIRE(notifying.route_batch(db, 100));
+  auto more = listener->wait_payloads(std::chrono::milliseconds{300});
+  CAF_REQUIRE(more);
+  CAF_CHECK(more->empty());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -41,7 +41,7 @@ wake_counter(pass_actor::stateful_pointer<wake_counter_state> self,
 /// A node agent stand-in that keeps what the status actor sends it.
 struct agent_probe_state {
   std::string label;
-  std::vector<std::vector<dispatcher_entry>> peers;
+  std::vector<std::string> wakeups; ///< the states of the wake-up path
   std::vector<actor_metrics> metrics;
   std::vector<lifecycle_event> lifecycle;
   static inline const char* name = "agent probe";
@@ -55,8 +55,8 @@ agent_probe(node_agent_actor::stateful_pointer<agent_probe_state> self,
     [self](metrics_atom, actor_metrics& m) {
       self->state.metrics.push_back(std::move(m));
     },
-    [self](peers_atom, std::vector<dispatcher_entry>& ps) {
-      self->state.peers.push_back(std::move(ps));
+    [self](wakeup_atom, std::string& degraded) {
+      self->state.wakeups.push_back(std::move(degraded));
     },
     [](join_atom, node_info&) {},
     [](tick_atom) {},

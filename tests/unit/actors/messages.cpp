@@ -45,6 +45,7 @@ CAF_TEST(cluster status crosses a node boundary intact) {
   n.roles = {"router"};
   n.up = false;
   n.down_ms = 99;
+  n.wakeups_degraded = "listen connection lost";
   actor_view a;
   a.metrics = identity("router");
   a.metrics.counters["deliveries"] = 5;
@@ -59,13 +60,14 @@ CAF_TEST(cluster status crosses a node boundary intact) {
   CAF_CHECK_EQUAL(b.counts.per_queue["q"].oldest_open_age_seconds, 1.5);
   CAF_REQUIRE_EQUAL(b.nodes.size(), 1u);
   CAF_CHECK_EQUAL(b.nodes[0].down_ms, 99);
+  CAF_CHECK_EQUAL(b.nodes[0].wakeups_degraded, "listen connection lost");
   CAF_CHECK(!b.nodes[0].up);
   CAF_CHECK_EQUAL(b.nodes[0].actors.at(0).metrics.counters["deliveries"], 5);
   CAF_CHECK_EQUAL(b.nodes[0].actors.at(0).metrics.last_error,
                   "database_unavailable: x");
 }
 
-// Actor handles inside node_info and dispatcher_entry need a middleman to
+// Actor handles inside node_info need a middleman to
 // be read back; the multi-process integration test carries them for real.
 CAF_TEST(node announcements and metrics keep their fields) {
   node_info n;

@@ -70,21 +70,6 @@ CAF_TEST(without immediate delivery the dispatchers are left to their timers) {
   disallow((wake_atom), from(r).to(da));
 }
 
-CAF_TEST(dispatchers learned from the cluster are woken too) {
-  auto remote = sys.spawn(wake_counter, "dispatcher");
-  auto r = spawn_router(manual_passes());
-  self->send(r, peers_atom::value,
-             std::vector<dispatcher_entry>{{"c", remote}, {"a", da}});
-  expect((peers_atom, std::vector<dispatcher_entry>), to(r));
-  store->script.push_back(routed(2, {{"a", 1}, {"c", 1}}));
-  self->send(r, wake_atom::value);
-  expect((wake_atom), from(self).to(r));
-  expect((pass_atom, uint64_t), from(r).to(r));
-  expect((wake_atom), from(r).to(da)); // once, though listed twice
-  expect((wake_atom), from(r).to(remote));
-  disallow((wake_atom), from(r).to(da));
-}
-
 CAF_TEST(a full batch runs the next pass at once and then the idle sleep) {
   pass_settings s; // self-driven, idle 1 s
   store->script.push_back(routed(10, {{"a", 10}}));

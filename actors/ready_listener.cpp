@@ -1,0 +1,102 @@
+#include "actors/ready_listener.hpp"
+
+#include <optional>
+
+#include "core/backoff.hpp"
+#include "core/errors.hpp"
+#include "core/logging.hpp"
+#include "core/pg_listener.hpp"
+#include "core/ready_notice.hpp"
+
+namespace outbox {
+
+namespace {
+
+class ready_loop {
+public:
+  ready_loop(caf::blocking_actor* self, ready_listener_args args)
+    : self_(self), args_(std::move(args)) {}
+
+  void run() {
+    report("not listening yet");
+    while (running_) {
+      poll_mailbox(std::chrono::milliseconds{0});
+      if (!running_)
+        break;
+      if (!listener_ && !connect())
+        continue;
+      // Short waits keep the mailbox (and so shutdown) responsive.
+      auto payloads = listener_->wait_payloads(std::chrono::milliseconds{200});
+      if (!payloads) {
+        listener_.reset();
+        report("listen connection lost");
+        continue;
+      }
+      for (auto& p : *payloads)
+        on_notice(p);
+    }
+  }
+
+private:
+  bool connect() {
+    auto l = pg_listener::listen(args_.database_url, args_.channel);
+    if (!l) {
+      if (++failures_ == 1 || failures_ % 30 == 0)
+        logger("dispatcher")->warn("event=listen_failed channel={} attempts={} "
+                                   "error={}",
+                                   kv(args_.channel), failures_,
+                                   kv(render(l.error())));
+      report("listen connection down: " + render(l.error()));
+      poll_mailbox(backoff_delay(failures_, std::chrono::milliseconds{5000}));
+      return false;
+    }
+    listener_.emplace(std::move(*l));
+    failures_ = 0;
+    report("");
+    // Deliveries may have become ready while nobody listened.
+    for (auto& d : args_.dispatchers)
+      self_->send(d.dispatcher, wake_atom::value);
+    return true;
+  }
+
+  void on_notice(const std::string& payload) {
+    auto notice = parse_ready_payload(payload);
+    if (!notice || notice->origin == args_.origin)
+      return;
+    for (auto& d : args_.dispatchers)
+      if (d.queue == notice->queue)
+        self_->send(d.dispatcher, wake_atom::value);
+  }
+
+  // Tells the node agent when the state of the wake-up path changed.
+  void report(const std::string& degraded) {
+    if (degraded == reported_ || !args_.agent)
+      return;
+    reported_ = degraded;
+    self_->send(args_.agent, wakeup_atom::value, degraded);
+  }
+
+  void poll_mailbox(std::chrono::milliseconds wait) {
+    self_->receive(
+      [&](caf::exit_msg& em) {
+        running_ = false;
+        self_->fail_state(std::move(em.reason));
+      },
+      caf::after(wait) >> [] {});
+  }
+
+  caf::blocking_actor* self_;
+  ready_listener_args args_;
+  std::optional<pg_listener> listener_;
+  int failures_ = 0;
+  bool running_ = true;
+  std::string reported_;
+};
+
+} // namespace
+
+void ready_listener(caf::blocking_actor* self, ready_listener_args args) {
+  ready_loop{self, std::move(args)}.run();
+}
+
+} // namespace outbox

@@ -1,0 +1,71 @@
+#define CAF_SUITE actors.node_agent
+#define FAIL(msg) CAF_FAIL(msg)
+#include "tests/unit/actors/actor_fixture.hpp"
+
+#include "actors/node_agent.hpp"
+#include "actors/status.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+struct fixture : actor_fixture {
+  status_actor st = sys.spawn(status, std::make_shared<fakes::status_store>());
+  node_agent_actor agent;
+
+  node_agent_state& agent_state() {
+    return deref<node_agent_actor::stateful_base<node_agent_state>>(agent).state;
+  }
+
+  void join_local_status() {
+    status_address where;
+    where.local = st;
+    agent = sys.spawn(node_agent, where);
+    node_info n;
+    n.name = "router:1";
+    self->send(agent, join_atom::value, n);
+    expect((join_atom, node_info), from(self).to(agent));
+    expect((join_atom, node_info), from(agent).to(st));
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(node_agent_tests, fixture)
+
+// A connect right after the down message can return the lost connection's
+// proxy from the middleman's cache: the node "joins" the dead status actor
+// and loses it again at once.
+CAF_TEST(after losing the status actor the agent waits before joining again) {
+  join_local_status();
+  CAF_REQUIRE(agent_state().status == st);
+  caf::anon_send_exit(st, caf::exit_reason::kill);
+  // Bounded: without the wait, each down message joins the dead actor again
+  // and its monitor answers with the next down message.
+  sched.run(10);
+  CAF_CHECK(agent_state().status == nullptr);
+  CAF_CHECK_GREATER(agent_state().next_connect_ms, now_ms());
+  // Once the wait is over, the agent's tick tries again.
+  agent_state().next_connect_ms = 0;
+  CAF_CHECK(sched.trigger_timeout());
+  expect((tick_atom), to(agent));
+  CAF_CHECK(agent_state().status == st);
+  stop(agent); // its tick re-arms forever
+}
+
+CAF_TEST(the agent tells the status actor when its wake-ups degrade) {
+  join_local_status();
+  self->send(agent, wakeup_atom::value, std::string{"listen connection lost"});
+  expect((wakeup_atom, std::string), from(self).to(agent));
+  CAF_CHECK(sched.trigger_timeout()); // the agent's tick
+  expect((tick_atom), to(agent));
+  expect((wakeup_atom, std::string, std::string),
+         from(agent).to(st).with(_, std::string{"router:1"},
+                                  std::string{"listen connection lost"}));
+  stop(agent); // its tick re-arms forever
+  auto s = request<cluster_status>(st, status_atom::value);
+  CAF_CHECK_EQUAL(s.nodes.at(0).wakeups_degraded, "listen connection lost");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
