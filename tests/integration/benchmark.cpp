@@ -86,8 +86,15 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
     auto& tenths = doc[key];
     CAF_REQUIRE(tenths.IsArray());
     CAF_CHECK_EQUAL(tenths.Size(), 10u);
-    for (auto& t : tenths.GetArray())
-      CAF_CHECK_GREATER(t.GetDouble(), 0.0);
+    // At the test's tiny scale a tenth lasts milliseconds and may see no
+    // completion (a dispatcher's 100 ms re-check at its in-flight limit):
+    // every tenth is a rate, and the drain as a whole moved.
+    double total = 0;
+    for (auto& t : tenths.GetArray()) {
+      CAF_CHECK_GREATER_OR_EQUAL(t.GetDouble(), 0.0);
+      total += t.GetDouble();
+    }
+    CAF_CHECK_GREATER(total, 0.0);
   }
   CAF_CHECK_GREATER(doc["cpuSecondsPer1000EventsPipeline"]["machine"].GetDouble(), 0.0);
   // Its tables are gone with it, and so are its relay's logs.
