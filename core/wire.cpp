@@ -13,28 +13,14 @@
 
 namespace outbox {
 
-namespace {
-
-using json_writer_t = rapidjson::Writer<rapidjson::StringBuffer>;
-
-constexpr size_t max_reason_bytes = 200;
-
-void write_string(json_writer_t& w, const std::string& s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-// Delivery ids travel as decimal strings (JSON numbers lose precision in
-// many languages); plain integers are accepted too.
-std::optional<int64_t> read_id(const rapidjson::Value& v) {
-  if (v.IsInt64())
-    return v.GetInt64() > 0 ? std::optional<int64_t>{v.GetInt64()} : std::nullopt;
-  if (!v.IsString() || v.GetStringLength() == 0 || v.GetStringLength() > 18)
+std::optional<int64_t> parse_decimal_id(const std::string& s) {
+  if (s.empty() || s.size() > 18)
     return std::nullopt;
   int64_t id = 0;
-  for (const char* p = v.GetString(); *p; ++p) {
-    if (!std::isdigit(static_cast<unsigned char>(*p)))
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c)))
       return std::nullopt;
-    id = id * 10 + (*p - '0');
+    id = id * 10 + (c - '0');
   }
   return id > 0 ? std::optional<int64_t>{id} : std::nullopt;
 }
@@ -48,6 +34,27 @@ bool is_uuid(const std::string& s) {
       return false;
   }
   return true;
+}
+
+namespace {
+
+// Delivery ids travel as decimal strings (JSON numbers lose precision in
+// many languages); plain integers are accepted too.
+std::optional<int64_t> read_id(const rapidjson::Value& v) {
+  if (v.IsInt64())
+    return v.GetInt64() > 0 ? std::optional<int64_t>{v.GetInt64()} : std::nullopt;
+  if (!v.IsString())
+    return std::nullopt;
+  return parse_decimal_id({v.GetString(), v.GetStringLength()});
+}
+
+
+using json_writer_t = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr size_t max_reason_bytes = 200;
+
+void write_string(json_writer_t& w, const std::string& s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
 // The producer API checked JSON payloads before they were written or sent.

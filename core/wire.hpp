@@ -16,6 +16,12 @@
 
 namespace outbox {
 
+/// A delivery id as the wire writes it: 1 to 18 decimal digits, above 0.
+std::optional<int64_t> parse_decimal_id(const std::string& s);
+
+/// True for a UUID in its 36-character text form (a dispatch id).
+bool is_uuid(const std::string& s);
+
 /// The durable queue a queue's workers send their results to.
 std::string results_queue(const std::string& queue);
 
