@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/wire.hpp"
+#include "core/amqp/wire.hpp"
 
 namespace outbox {
 

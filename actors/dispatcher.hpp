@@ -8,7 +8,7 @@
 #include <string>
 
 #include "actors/pass_loop.hpp"
-#include "core/stores.hpp"
+#include "core/domain/stores.hpp"
 
 namespace outbox {
 

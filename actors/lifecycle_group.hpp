@@ -9,7 +9,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/group.hpp>
 
-#include "core/lifecycle_event.hpp"
+#include "core/domain/lifecycle_event.hpp"
 
 namespace outbox {
 

@@ -16,8 +16,8 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
-#include "core/lifecycle_event.hpp"
-#include "core/status_repository.hpp"
+#include "core/domain/lifecycle_event.hpp"
+#include "core/pg/status_repository.hpp"
 
 namespace outbox {
 

@@ -15,12 +15,12 @@
 #include "actors/router.hpp"
 #include "actors/status.hpp"
 #include "actors/sweeper.hpp"
-#include "core/amqp_endpoints.hpp"
-#include "core/db_stores.hpp"
-#include "core/errors.hpp"
-#include "core/logging.hpp"
-#include "core/ready_notice.hpp"
-#include "core/text.hpp"
+#include "core/amqp/amqp_endpoints.hpp"
+#include "core/pg/db_stores.hpp"
+#include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
+#include "core/domain/ready_notice.hpp"
+#include "core/base/text.hpp"
 
 namespace outbox {
 

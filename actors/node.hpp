@@ -12,7 +12,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/node_options.hpp"
-#include "core/config.hpp"
+#include "core/config/config.hpp"
 
 namespace outbox {
 

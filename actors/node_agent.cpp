@@ -4,8 +4,8 @@
 
 #include "actors/lifecycle_group.hpp"
 #include "actors/pass_loop.hpp"
-#include "core/logging.hpp"
-#include "core/timestamp.hpp"
+#include "core/base/logging.hpp"
+#include "core/base/timestamp.hpp"
 
 namespace outbox {
 

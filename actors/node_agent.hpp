@@ -9,7 +9,7 @@
 #include <string>
 
 #include "actors/messages.hpp"
-#include "core/failure_streak.hpp"
+#include "core/domain/failure_streak.hpp"
 
 namespace outbox {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "core/errors.hpp"
-#include "core/text.hpp"
+#include "core/base/errors.hpp"
+#include "core/base/text.hpp"
 
 namespace outbox {
 

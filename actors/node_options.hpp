@@ -9,7 +9,7 @@
 
 #include <caf/expected.hpp>
 
-#include "core/config.hpp"
+#include "core/config/config.hpp"
 
 namespace outbox {
 

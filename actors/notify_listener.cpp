@@ -3,10 +3,10 @@
 #include <optional>
 
 #include "actors/pass_loop.hpp"
-#include "core/errors.hpp"
-#include "core/logging.hpp"
-#include "core/pg_listener.hpp"
-#include "core/timestamp.hpp"
+#include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
+#include "core/pg/pg_listener.hpp"
+#include "core/base/timestamp.hpp"
 
 namespace outbox {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "core/errors.hpp"
-#include "core/logging.hpp"
-#include "core/timestamp.hpp"
+#include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
+#include "core/base/timestamp.hpp"
 
 namespace outbox {
 

@@ -22,10 +22,10 @@
 
 #include "actors/lifecycle_group.hpp"
 #include "actors/messages.hpp"
-#include "core/backoff.hpp"
-#include "core/failure_streak.hpp"
-#include "core/lifecycle_event.hpp"
-#include "core/lifecycle_log.hpp"
+#include "core/domain/backoff.hpp"
+#include "core/domain/failure_streak.hpp"
+#include "core/domain/lifecycle_event.hpp"
+#include "core/domain/lifecycle_log.hpp"
 
 namespace outbox {
 

@@ -2,11 +2,11 @@
 
 #include <optional>
 
-#include "core/backoff.hpp"
-#include "core/errors.hpp"
-#include "core/logging.hpp"
-#include "core/pg_listener.hpp"
-#include "core/ready_notice.hpp"
+#include "core/domain/backoff.hpp"
+#include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
+#include "core/pg/pg_listener.hpp"
+#include "core/domain/ready_notice.hpp"
 
 namespace outbox {
 

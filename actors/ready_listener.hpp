@@ -1,6 +1,6 @@
 // Wakes this node's dispatchers when a router of another node gave their
 // queue deliveries: LISTEN on the deliveries' ready channel, one connection
-// per node (core/ready_notice.hpp). Needs no status node. While the
+// per node (core/domain/ready_notice.hpp). Needs no status node. While the
 // connection is down the dispatchers wait for their timers: the listener
 // tells the node agent (the status view shows the node degraded),
 // reconnects with backoff and then wakes every dispatcher once for what

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "actors/pass_loop.hpp"
-#include "core/stores.hpp"
+#include "core/domain/stores.hpp"
 
 namespace outbox {
 

@@ -3,7 +3,7 @@
 #include <functional>
 
 #include "actors/listen_demand.hpp"
-#include "core/logging.hpp"
+#include "core/base/logging.hpp"
 
 namespace outbox {
 
@@ -58,7 +58,7 @@ router(router_actor::stateful_pointer<pass_state> self,
        std::vector<dispatcher_entry> local, pass_settings settings,
        node_agent_actor agent, bool wake_dispatchers) {
   // Other nodes' dispatchers are woken by the routing transaction's NOTIFY
-  // (core/ready_notice.hpp); this node's at once, without that round trip.
+  // (core/domain/ready_notice.hpp); this node's at once, without that round trip.
   auto wake = [self, local = std::move(local),
                wake_dispatchers](const std::string& queue) {
     if (!wake_dispatchers)

@@ -1,8 +1,8 @@
 #include "actors/status.hpp"
 
 #include "actors/pass_loop.hpp"
-#include "core/errors.hpp"
-#include "core/logging.hpp"
+#include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
 
 namespace outbox {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "actors/messages.hpp"
-#include "core/stores.hpp"
+#include "core/domain/stores.hpp"
 
 namespace outbox {
 

@@ -1,6 +1,6 @@
 #include "actors/sweeper.hpp"
 
-#include "core/logging.hpp"
+#include "core/base/logging.hpp"
 
 namespace outbox {
 

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "actors/pass_loop.hpp"
-#include "core/stores.hpp"
+#include "core/domain/stores.hpp"
 
 namespace outbox {
 

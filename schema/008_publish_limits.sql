@@ -3,7 +3,7 @@
 -- index stopped every routing pass; an 'infinity' expiry stopped every
 -- claim of its queue; a year after 2262 broke the relay's time arithmetic;
 -- a number like 1e400 (a PostgreSQL numeric, no double) no worker could
--- parse. The numbers are those of core/event_limits.hpp, which the C++
+-- parse. The numbers are those of core/domain/event_limits.hpp, which the C++
 -- producer API checks before it calls this function (and direct publish,
 -- which never reaches SQL): change them together. Errors name the rule and
 -- never quote the value.

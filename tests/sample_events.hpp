@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/field.hpp"
+#include "core/json/field.hpp"
 
 namespace outbox::testing {
 

@@ -4,10 +4,10 @@
 #include <ctime>
 #include <iostream>
 
-#include "core/admin_repository.hpp"
-#include "core/errors.hpp"
-#include "core/pg_connection.hpp"
-#include "core/status_repository.hpp"
+#include "core/pg/admin_repository.hpp"
+#include "core/base/errors.hpp"
+#include "core/pg/pg_connection.hpp"
+#include "core/pg/status_repository.hpp"
 
 namespace outbox {
 

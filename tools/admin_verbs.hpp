@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config.hpp"
+#include "core/config/config.hpp"
 
 namespace outbox {
 

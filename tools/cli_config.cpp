@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/errors.hpp"
+#include "core/base/errors.hpp"
 #include "tools/caf_option_rules.hpp"
 
 namespace outbox {

@@ -19,14 +19,14 @@
 
 #include "actors/messages.hpp"
 #include "actors/node_options.hpp"
-#include "core/status_repository.hpp"
+#include "core/pg/status_repository.hpp"
 #include "tools/admin_verbs.hpp"
 #include "tools/status_report.hpp"
 
-#include "core/config.hpp"
-#include "core/errors.hpp"
-#include "core/migrations.hpp"
-#include "core/pg_connection.hpp"
+#include "core/config/config.hpp"
+#include "core/base/errors.hpp"
+#include "core/pg/migrations.hpp"
+#include "core/pg/pg_connection.hpp"
 #include "tools/cli_config.hpp"
 
 namespace {

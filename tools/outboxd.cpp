@@ -9,9 +9,9 @@
 
 #include "actors/messages.hpp"
 #include "actors/node.hpp"
-#include "core/config.hpp"
-#include "core/errors.hpp"
-#include "core/logging.hpp"
+#include "core/config/config.hpp"
+#include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
 #include "tools/cli_config.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "core/text.hpp"
+#include "core/base/text.hpp"
 
 namespace outbox {
 

@@ -1,6 +1,6 @@
 // What a job handler receives: the ids of its delivery and send, whether
 // this is the last attempt, and the payload (raw JSON, or typed through the
-// serializer contract of core/json_serializer.hpp).
+// serializer contract of core/domain/json_serializer.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include <caf/expected.hpp>
 
-#include "core/json_serializer.hpp"
+#include "core/domain/json_serializer.hpp"
 
 namespace outbox {
 

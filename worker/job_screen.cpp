@@ -1,6 +1,6 @@
 #include "worker/job_screen.hpp"
 
-#include "core/wire.hpp"
+#include "core/amqp/wire.hpp"
 
 namespace outbox {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "core/amqp_client.hpp"
-#include "core/delivery.hpp"
+#include "core/amqp/amqp_client.hpp"
+#include "core/domain/delivery.hpp"
 
 namespace outbox {
 

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <thread>
 
-#include "core/amqp_resend.hpp"
-#include "core/backoff.hpp"
-#include "core/errors.hpp"
-#include "core/failure_streak.hpp"
-#include "core/logging.hpp"
-#include "core/text.hpp"
-#include "core/timestamp.hpp"
-#include "core/wire.hpp"
+#include "core/amqp/amqp_resend.hpp"
+#include "core/domain/backoff.hpp"
+#include "core/base/errors.hpp"
+#include "core/domain/failure_streak.hpp"
+#include "core/base/logging.hpp"
+#include "core/base/text.hpp"
+#include "core/base/timestamp.hpp"
+#include "core/amqp/wire.hpp"
 #include "worker/job_screen.hpp"
 
 namespace outbox {

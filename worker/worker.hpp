@@ -25,8 +25,8 @@
 
 #include <caf/error.hpp>
 
-#include "core/amqp_client.hpp"
-#include "core/config.hpp"
+#include "core/amqp/amqp_client.hpp"
+#include "core/config/config.hpp"
 #include "worker/helper_thread.hpp"
 #include "worker/job_runner.hpp"
 

@@ -13,7 +13,7 @@ SQL side cannot send as text). headers is a JSON value for the SQL side
 B, "value_bytes": V}. "only": "sql" or "cpp" marks an input the other side
 cannot express; "cpp_expires_at": "max" or "min" is the C++ time_point for an
 expires_at it cannot hold (infinity, after 2262, before 1677). Limits:
-core/event_limits.hpp and schema/008_publish_limits.sql.
+core/domain/event_limits.hpp and schema/008_publish_limits.sql.
 """
 import json
 

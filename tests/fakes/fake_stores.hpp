@@ -1,4 +1,4 @@
-// In-memory stand-ins for the database and broker seams (core/stores.hpp),
+// In-memory stand-ins for the database and broker seams (core/domain/stores.hpp),
 // scripted by the test and recording every call, so the actor tests run
 // without servers and deterministically.
 #pragma once
@@ -6,8 +6,8 @@
 #include <deque>
 #include <vector>
 
-#include "core/errors.hpp"
-#include "core/stores.hpp"
+#include "core/base/errors.hpp"
+#include "core/domain/stores.hpp"
 
 namespace outbox::fakes {
 

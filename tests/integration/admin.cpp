@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "core/delivery_repository.hpp"
-#include "core/routing_repository.hpp"
+#include "core/pg/delivery_repository.hpp"
+#include "core/pg/routing_repository.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 

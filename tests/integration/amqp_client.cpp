@@ -3,8 +3,8 @@
 
 #include <thread>
 
-#include "core/amqp_client.hpp"
-#include "core/errors.hpp"
+#include "core/amqp/amqp_client.hpp"
+#include "core/base/errors.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;

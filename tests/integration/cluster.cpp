@@ -6,7 +6,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/lifecycle_group.hpp"
-#include "core/event_store.hpp"
+#include "core/producer/event_store.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/test_worker.hpp"
 

@@ -18,9 +18,9 @@
 
 #include "actors/messages.hpp"
 #include "actors/node.hpp"
-#include "core/amqp_client.hpp"
-#include "core/errors.hpp"
-#include "core/wire.hpp"
+#include "core/amqp/amqp_client.hpp"
+#include "core/base/errors.hpp"
+#include "core/amqp/wire.hpp"
 #include "tests/integration/test_services.hpp"
 
 namespace outbox::testing {

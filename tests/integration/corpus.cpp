@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/wire.hpp"
+#include "core/amqp/wire.hpp"
 #include "tests/corpus/corpus.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"

@@ -2,9 +2,9 @@
 // result suites.
 #pragma once
 
-#include "core/delivery_repository.hpp"
-#include "core/errors.hpp"
-#include "core/routing_repository.hpp"
+#include "core/pg/delivery_repository.hpp"
+#include "core/base/errors.hpp"
+#include "core/pg/routing_repository.hpp"
 #include "tests/integration/test_services.hpp"
 
 namespace outbox::testing {

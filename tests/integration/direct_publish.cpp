@@ -4,7 +4,7 @@
 #include <atomic>
 #include <thread>
 
-#include "core/producer.hpp"
+#include "core/producer/producer.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "worker/worker.hpp"
 
@@ -143,7 +143,7 @@ CAF_TEST(an invalid direct event is refused before anything is sent) {
 }
 
 // Direct publish never reaches the SQL function: validate_event alone
-// holds the limits there (core/event_limits.hpp).
+// holds the limits there (core/domain/event_limits.hpp).
 CAF_TEST(a direct event beyond the publish limits is refused before anything is sent) {
   producer p{direct_config()};
   std::vector<event> bad(6, make("metrics.cpu", R"({"load":1})"));

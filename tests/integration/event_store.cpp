@@ -5,9 +5,9 @@
 
 #include <libpq-fe.h>
 
-#include "core/errors.hpp"
-#include "core/event_store.hpp"
-#include "core/json_serializer.hpp"
+#include "core/base/errors.hpp"
+#include "core/producer/event_store.hpp"
+#include "core/domain/json_serializer.hpp"
 #include "tests/integration/test_services.hpp"
 #include "tests/sample_events.hpp"
 

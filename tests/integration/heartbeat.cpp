@@ -7,8 +7,8 @@
 
 #include <thread>
 
-#include "core/amqp_resend.hpp"
-#include "core/producer.hpp"
+#include "core/amqp/amqp_resend.hpp"
+#include "core/producer/producer.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/running_worker.hpp"
 #include "worker/worker.hpp"

@@ -1,8 +1,8 @@
 #define CAF_SUITE integration.migrations
 #include <caf/test/unit_test.hpp>
 
-#include "core/errors.hpp"
-#include "core/migrations.hpp"
+#include "core/base/errors.hpp"
+#include "core/pg/migrations.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;

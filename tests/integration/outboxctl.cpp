@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/migrations.hpp"
+#include "core/pg/migrations.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/test_services.hpp"
 

@@ -16,11 +16,11 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "core/delivery_repository.hpp"
-#include "core/errors.hpp"
-#include "core/event_store.hpp"
-#include "core/routing_repository.hpp"
-#include "core/timestamp.hpp"
+#include "core/pg/delivery_repository.hpp"
+#include "core/base/errors.hpp"
+#include "core/producer/event_store.hpp"
+#include "core/pg/routing_repository.hpp"
+#include "core/base/timestamp.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;

@@ -1,12 +1,12 @@
 // The limits of the publish function (schema/008_publish_limits.sql) and
-// the C++ producer API (core/event_limits.hpp): the same rule refuses the
+// the C++ producer API (core/domain/event_limits.hpp): the same rule refuses the
 // same input through both, with an OB001 / invalid_event naming the rule.
 #define CAF_SUITE integration.publish_limits
 #include <caf/test/unit_test.hpp>
 
-#include "core/errors.hpp"
-#include "core/event_store.hpp"
-#include "core/timestamp.hpp"
+#include "core/base/errors.hpp"
+#include "core/producer/event_store.hpp"
+#include "core/base/timestamp.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "core/producer.hpp"
+#include "core/producer/producer.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 

@@ -4,7 +4,7 @@
 #define CAF_SUITE integration.query_plans
 #include <caf/test/unit_test.hpp>
 
-#include "core/db_stores.hpp"
+#include "core/pg/db_stores.hpp"
 #include "tests/integration/delivery_fixture.hpp"
 
 using namespace outbox;

@@ -1,7 +1,7 @@
 #define CAF_SUITE integration.results
 #include <caf/test/unit_test.hpp>
 
-#include "core/db_stores.hpp"
+#include "core/pg/db_stores.hpp"
 #include "tests/integration/delivery_fixture.hpp"
 
 using namespace outbox;

@@ -3,9 +3,9 @@
 
 #include <set>
 
-#include "core/errors.hpp"
-#include "core/pg_listener.hpp"
-#include "core/routing_repository.hpp"
+#include "core/base/errors.hpp"
+#include "core/pg/pg_listener.hpp"
+#include "core/pg/routing_repository.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;

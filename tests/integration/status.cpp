@@ -4,8 +4,8 @@
 #include <chrono>
 #include <thread>
 
-#include "core/db_stores.hpp"
-#include "core/status_repository.hpp"
+#include "core/pg/db_stores.hpp"
+#include "core/pg/status_repository.hpp"
 #include "tests/integration/delivery_fixture.hpp"
 
 using namespace outbox;

@@ -7,8 +7,8 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "core/errors.hpp"
-#include "core/migrations.hpp"
+#include "core/base/errors.hpp"
+#include "core/pg/migrations.hpp"
 
 namespace outbox::testing {
 

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "core/config.hpp"
-#include "core/pg_connection.hpp"
-#include "core/schema_names.hpp"
+#include "core/config/config.hpp"
+#include "core/pg/pg_connection.hpp"
+#include "core/domain/schema_names.hpp"
 
 namespace outbox::testing {
 

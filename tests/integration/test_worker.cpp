@@ -6,8 +6,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "core/amqp_client.hpp"
-#include "core/wire.hpp"
+#include "core/amqp/amqp_client.hpp"
+#include "core/amqp/wire.hpp"
 
 namespace outbox::testing {
 

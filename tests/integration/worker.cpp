@@ -1,7 +1,7 @@
 #define CAF_SUITE integration.worker
 #include <caf/test/unit_test.hpp>
 
-#include "core/wire.hpp"
+#include "core/amqp/wire.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/running_worker.hpp"
 #include "worker/worker.hpp"

@@ -19,14 +19,14 @@
 #include <thread>
 #include <unistd.h>
 
-#include "core/amqp_client.hpp"
-#include "core/config.hpp"
-#include "core/db_stores.hpp"
-#include "core/errors.hpp"
-#include "core/logging.hpp"
-#include "core/migrations.hpp"
-#include "core/pg_connection.hpp"
-#include "core/wire.hpp"
+#include "core/amqp/amqp_client.hpp"
+#include "core/config/config.hpp"
+#include "core/pg/db_stores.hpp"
+#include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
+#include "core/pg/migrations.hpp"
+#include "core/pg/pg_connection.hpp"
+#include "core/amqp/wire.hpp"
 #include "tools/child_process.hpp"
 #include "tools/benchmark/machine_cpu.hpp"
 #include "tools/benchmark/producers.hpp"

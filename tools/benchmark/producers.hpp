@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/schema_names.hpp"
+#include "core/domain/schema_names.hpp"
 
 namespace outbox::bench {
 

@@ -30,7 +30,7 @@ UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DIGITS = re.compile(r"^[0-9]{1,18}$")
 # As the C++ worker library: bodies beyond these are refused unread.
-# The relay's own rules for a job message (core/json_parse.hpp).
+# The relay's own rules for a job message (core/json/json_parse.hpp).
 MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 65
 

@@ -2,7 +2,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "actors/node_options.hpp"
-#include "core/errors.hpp"
+#include "core/base/errors.hpp"
 
 using namespace outbox;
 

@@ -3,7 +3,7 @@
 #include "tests/unit/actors/actor_fixture.hpp"
 
 #include "actors/result_handler.hpp"
-#include "core/wire.hpp"
+#include "core/amqp/wire.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;

@@ -1,8 +1,8 @@
 #define CAF_SUITE core.amqp_url
 #include <caf/test/unit_test.hpp>
 
-#include "core/amqp_client.hpp"
-#include "core/errors.hpp"
+#include "core/amqp/amqp_client.hpp"
+#include "core/base/errors.hpp"
 
 using namespace outbox;
 

@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "core/config.hpp"
-#include "core/errors.hpp"
+#include "core/config/config.hpp"
+#include "core/base/errors.hpp"
 
 using namespace outbox;
 

@@ -3,8 +3,8 @@
 
 #include <set>
 
-#include "core/errors.hpp"
-#include "core/pg_connection.hpp"
+#include "core/base/errors.hpp"
+#include "core/pg/pg_connection.hpp"
 
 using namespace outbox;
 

@@ -1,10 +1,10 @@
 #define CAF_SUITE core.event_store
 #include <caf/test/unit_test.hpp>
 
-#include "core/errors.hpp"
-#include "core/event_limits.hpp"
-#include "core/event_store.hpp"
-#include "core/timestamp.hpp"
+#include "core/base/errors.hpp"
+#include "core/domain/event_limits.hpp"
+#include "core/producer/event_store.hpp"
+#include "core/base/timestamp.hpp"
 
 using namespace outbox;
 
@@ -54,7 +54,7 @@ CAF_TEST(each bad field is named) {
   }
 }
 
-// The limits of core/event_limits.hpp, at each edge: the last accepted
+// The limits of core/domain/event_limits.hpp, at each edge: the last accepted
 // value and the first refused one.
 CAF_TEST(the limits accept up to their edge and refuse beyond it) {
   using namespace outbox::limits;

@@ -1,7 +1,7 @@
 #define CAF_SUITE core.failure_streak
 #include <caf/test/unit_test.hpp>
 
-#include "core/failure_streak.hpp"
+#include "core/domain/failure_streak.hpp"
 
 using namespace outbox;
 using std::chrono::seconds;

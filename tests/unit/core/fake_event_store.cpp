@@ -1,8 +1,8 @@
 #define CAF_SUITE core.fake_event_store
 #include <caf/test/unit_test.hpp>
 
-#include "core/errors.hpp"
-#include "core/fake_event_store.hpp"
+#include "core/base/errors.hpp"
+#include "core/producer/fake_event_store.hpp"
 #include "tests/sample_events.hpp"
 
 using namespace outbox;

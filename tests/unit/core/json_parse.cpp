@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/json_parse.hpp"
+#include "core/json/json_parse.hpp"
 
 using namespace outbox;
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/json_serializer.hpp"
+#include "core/domain/json_serializer.hpp"
 
 using namespace outbox;
 

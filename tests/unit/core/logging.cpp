@@ -1,7 +1,7 @@
 #define CAF_SUITE core.logging
 #include <caf/test/unit_test.hpp>
 
-#include "core/logging.hpp"
+#include "core/base/logging.hpp"
 
 using namespace outbox;
 

@@ -1,8 +1,8 @@
 #define CAF_SUITE core.ready_notice
 #include <caf/test/unit_test.hpp>
 
-#include "core/ready_notice.hpp"
-#include "core/schema_names.hpp"
+#include "core/domain/ready_notice.hpp"
+#include "core/domain/schema_names.hpp"
 
 using namespace outbox;
 

@@ -1,8 +1,8 @@
 #define CAF_SUITE core.retry_policy
 #include <caf/test/unit_test.hpp>
 
-#include "core/retry_policy.hpp"
-#include "core/timestamp.hpp"
+#include "core/domain/retry_policy.hpp"
+#include "core/base/timestamp.hpp"
 
 using namespace outbox;
 using std::chrono::seconds;

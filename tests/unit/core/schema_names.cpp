@@ -1,7 +1,7 @@
 #define CAF_SUITE core.schema_names
 #include <caf/test/unit_test.hpp>
 
-#include "core/schema_names.hpp"
+#include "core/domain/schema_names.hpp"
 
 using namespace outbox;
 

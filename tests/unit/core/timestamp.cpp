@@ -1,7 +1,7 @@
 #define CAF_SUITE core.timestamp
 #include <caf/test/unit_test.hpp>
 
-#include "core/timestamp.hpp"
+#include "core/base/timestamp.hpp"
 
 using namespace outbox;
 

@@ -3,8 +3,8 @@
 
 #include <rapidjson/document.h>
 
-#include "core/errors.hpp"
-#include "core/wire.hpp"
+#include "core/base/errors.hpp"
+#include "core/amqp/wire.hpp"
 
 using namespace outbox;
 

@@ -1,0 +1,547 @@
+#include "core/amqp/amqp_client.hpp"
+
+#include <map>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <amqp.h>
+#include <amqp_framing.h>
+#include <amqp_tcp_socket.h>
+
+#include "core/base/errors.hpp"
+
+namespace outbox {
+
+namespace {
+
+constexpr amqp_channel_t channel = 1;
+constexpr auto connect_timeout = std::chrono::seconds{5};
+
+amqp_bytes_t bytes(const std::string& s) {
+  return amqp_bytes_t{s.size(), const_cast<char*>(s.data())};
+}
+
+std::string text(amqp_bytes_t b) {
+  return b.bytes ? std::string{static_cast<char*>(b.bytes), b.len} : std::string{};
+}
+
+timeval to_timeval(std::chrono::microseconds d) {
+  if (d.count() < 0)
+    d = std::chrono::microseconds{0};
+  return timeval{static_cast<time_t>(d.count() / 1000000),
+                 static_cast<suseconds_t>(d.count() % 1000000)};
+}
+
+// Holds a batch's writes back until the whole batch is written, so that it
+// leaves in as few TCP segments as fit it. rabbitmq-c pushes out every
+// message on its own (its last frame is sent without MSG_MORE), and the
+// broker then wakes for each one; a batch of 20 became 20 segments. If the
+// option cannot be set, the messages simply go out one by one as before.
+class corked_socket {
+public:
+  explicit corked_socket(int fd) : fd_(fd) { set(1); }
+  ~corked_socket() { set(0); } // uncorking sends what is held at once
+  corked_socket(const corked_socket&) = delete;
+  corked_socket& operator=(const corked_socket&) = delete;
+
+private:
+  void set(int on) {
+    if (fd_ >= 0)
+      setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+  }
+  int fd_;
+};
+
+} // namespace
+
+const char* to_string(publish_status x) {
+  switch (x) {
+    case publish_status::confirmed: return "confirmed";
+    case publish_status::nacked: return "nacked";
+    case publish_status::returned: return "returned";
+    case publish_status::lost: return "lost";
+    case publish_status::unsent: return "unsent";
+  }
+  return "lost";
+}
+
+namespace {
+
+// Reads the query of an AMQP URL: only `heartbeat=N` (RabbitMQ's URI spec
+// name), so that a test or an operator can shorten the interval per
+// process. False for anything else (the URL is not echoed).
+bool parse_query(const std::string& query, amqp_url_parts& parts) {
+  size_t start = 0;
+  while (start <= query.size()) {
+    auto end = std::min(query.find('&', start), query.size());
+    auto item = query.substr(start, end - start);
+    const std::string key = "heartbeat=";
+    if (item.compare(0, key.size(), key) != 0 || item.size() == key.size()
+        || item.size() > key.size() + 4)
+      return false;
+    int n = 0;
+    for (auto c : item.substr(key.size())) {
+      if (c < '0' || c > '9')
+        return false;
+      n = n * 10 + (c - '0');
+    }
+    if (n > 3600)
+      return false;
+    parts.heartbeat = n;
+    start = end + 1;
+  }
+  return true;
+}
+
+} // namespace
+
+caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url) {
+  // The query starts after the user info (a password holds no raw '?').
+  auto at = url.rfind('@');
+  auto q = url.find('?', at == std::string::npos ? 0 : at);
+  std::string base = url.substr(0, q);
+  std::vector<char> buf(base.begin(), base.end());
+  buf.push_back('\0');
+  amqp_connection_info info;
+  amqp_default_connection_info(&info);
+  if (amqp_parse_url(buf.data(), &info) != AMQP_STATUS_OK)
+    return make_error(errc::invalid_url,
+                      "is not a valid amqp://user:password@host:port/vhost URL");
+  if (info.ssl)
+    return make_error(errc::invalid_url, "is amqps:// (TLS), which is not supported yet");
+  amqp_url_parts parts;
+  if (q != std::string::npos && !parse_query(url.substr(q + 1), parts))
+    return make_error(errc::invalid_url,
+                      "has a query other than ?heartbeat=N (seconds, 0..3600)");
+  parts.host = info.host;
+  parts.user = info.user;
+  parts.password = info.password;
+  // "amqp://host/" names the empty vhost by the letter of the AMQP URI spec,
+  // but everybody means RabbitMQ's default "/".
+  parts.vhost = (info.vhost && *info.vhost) ? info.vhost : "/";
+  parts.port = info.port;
+  return parts;
+}
+
+namespace {
+
+// The messages of one publish_batch still waiting for their confirm.
+struct confirm_tracker {
+  std::vector<publish_status>& out;
+  std::map<uint64_t, size_t> pending;               // delivery tag -> index
+  std::map<std::string, std::vector<size_t>> by_id; // message id -> indexes
+
+  // Settles one tag, or every tag up to it with `multiple`. A returned
+  // message is acked afterwards: the return decides.
+  void settle(uint64_t tag, bool multiple, publish_status status) {
+    auto first = multiple ? pending.begin() : pending.find(tag);
+    auto last = multiple ? pending.upper_bound(tag)
+                         : (first == pending.end() ? first : std::next(first));
+    for (auto it = first; it != last; ++it)
+      if (out[it->second] != publish_status::returned)
+        out[it->second] = status;
+    pending.erase(first, last);
+  }
+};
+
+} // namespace
+
+struct amqp_client::impl {
+  amqp_connection_state_t conn = nullptr;
+  bool open = false;
+  bool confirms = false;
+  uint64_t next_tag = 1;
+  std::chrono::seconds heartbeat{0};
+  /// When this side last wrote (publishes, heartbeats); keep_alive() sends
+  /// a heartbeat half an interval after it. rabbitmq-c's own timer waits a
+  /// whole interval, which leaves a caller that comes by only now and then
+  /// too close to the broker's limit of two.
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+
+  ~impl() {
+    if (conn == nullptr)
+      return;
+    if (open) {
+      amqp_channel_close(conn, channel, AMQP_REPLY_SUCCESS);
+      amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+    }
+    amqp_destroy_connection(conn);
+  }
+
+  caf::error broken(const char* what) {
+    open = false;
+    return make_error(errc::broker_unavailable,
+                      std::string{what} + ": the broker connection is broken");
+  }
+
+  // Answers a server's channel close and reopens the channel, so that one
+  // refused operation does not cost the connection.
+  caf::error reopen_channel() {
+    amqp_channel_close_ok_t ok{};
+    amqp_send_method(conn, channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
+    confirms = false;
+    next_tag = 1;
+    amqp_channel_open(conn, channel);
+    if (amqp_get_rpc_reply(conn).reply_type != AMQP_RESPONSE_NORMAL)
+      return broken("channel.open");
+    return caf::none;
+  }
+
+  // Converts an RPC reply to an error; the broker's reply text is external
+  // and is not passed on, only its code.
+  caf::error check(amqp_rpc_reply_t r, const char* what) {
+    switch (r.reply_type) {
+      case AMQP_RESPONSE_NORMAL:
+        return caf::none;
+      case AMQP_RESPONSE_SERVER_EXCEPTION:
+        if (r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+          auto* m = static_cast<amqp_channel_close_t*>(r.reply.decoded);
+          auto code = m->reply_code;
+          if (auto err = reopen_channel())
+            return err;
+          return make_error(errc::broker_error,
+                            std::string{what} + " refused by the broker (code "
+                              + std::to_string(code) + ")");
+        }
+        if (r.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
+          amqp_connection_close_ok_t ok{};
+          amqp_send_method(conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+        }
+        return broken(what);
+      default:
+        return broken(what);
+    }
+  }
+
+  // See amqp_client::keep_alive. Frames other than a close are late
+  // confirms or returns of a batch that already gave up on them: dropped.
+  bool keep_alive() {
+    if (!open)
+      return false;
+    auto now = std::chrono::steady_clock::now();
+    if (heartbeat.count() > 0 && now - last_write >= heartbeat / 2) {
+      amqp_frame_t hb{};
+      hb.frame_type = AMQP_FRAME_HEARTBEAT;
+      hb.channel = 0;
+      if (amqp_send_frame(conn, &hb) != AMQP_STATUS_OK) {
+        open = false;
+        return false;
+      }
+      last_write = now;
+    }
+    // Bounded: a broker that floods an idle publisher is not waited out.
+    for (int i = 0; i < 1000; ++i) {
+      amqp_frame_t f;
+      timeval tv{0, 0};
+      int rc = amqp_simple_wait_frame_noblock(conn, &f, &tv);
+      if (rc == AMQP_STATUS_TIMEOUT)
+        break;
+      if (rc != AMQP_STATUS_OK) {
+        open = false;
+        return false;
+      }
+      if (f.frame_type != AMQP_FRAME_METHOD)
+        continue;
+      if (f.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD) {
+        if (reopen_channel())
+          return false;
+      } else if (f.payload.method.id == AMQP_CONNECTION_CLOSE_METHOD) {
+        amqp_connection_close_ok_t ok{};
+        amqp_send_method(conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+        open = false;
+        return false;
+      }
+    }
+    amqp_maybe_release_buffers(conn);
+    return open;
+  }
+
+  // Puts the channel in confirm mode once; tags count from 1 after it.
+  bool enable_confirms() {
+    if (confirms)
+      return true;
+    amqp_confirm_select(conn, channel);
+    if (check(amqp_get_rpc_reply(conn), "confirm.select"))
+      return false;
+    confirms = true;
+    return true;
+  }
+
+  // Publishes every message persistent and mandatory without waiting: the
+  // confirms arrive later, pipelined. False once the socket refused a write.
+  bool send_all(const std::vector<outgoing_message>& ms, confirm_tracker& t) {
+    corked_socket corked{amqp_get_sockfd(conn)};
+    for (size_t i = 0; i < ms.size(); ++i) {
+      auto& m = ms[i];
+      amqp_basic_properties_t props{};
+      props._flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG
+                     | AMQP_BASIC_MESSAGE_ID_FLAG
+                     | AMQP_BASIC_CORRELATION_ID_FLAG | AMQP_BASIC_TYPE_FLAG;
+      props.delivery_mode = AMQP_DELIVERY_PERSISTENT;
+      props.content_type = bytes(m.content_type);
+      props.message_id = bytes(m.message_id);
+      props.correlation_id = bytes(m.correlation_id);
+      props.type = bytes(m.type);
+      if (!m.expiration.empty()) {
+        props._flags |= AMQP_BASIC_EXPIRATION_FLAG;
+        props.expiration = bytes(m.expiration);
+      }
+      // rabbitmq-c returns 0 before the broker confirms anything: only the
+      // confirm proves delivery.
+      if (amqp_basic_publish(conn, channel, amqp_empty_bytes,
+                             bytes(m.routing_key), /*mandatory*/ 1,
+                             /*immediate*/ 0, &props, bytes(m.body))
+          != AMQP_STATUS_OK) {
+        // This message did not get out whole (the broker drops a partial
+        // one) and the rest were never written; the earlier ones did.
+        for (size_t k = i; k < ms.size(); ++k)
+          t.out[k] = publish_status::unsent;
+        open = false;
+        return false;
+      }
+      last_write = std::chrono::steady_clock::now();
+      t.pending.emplace(next_tag++, i);
+      t.by_id[m.message_id].push_back(i);
+    }
+    return true;
+  }
+
+  // Reads frames until every message is settled, the deadline passes or
+  // the channel or connection breaks.
+  void await_confirms(confirm_tracker& t,
+                      std::chrono::steady_clock::time_point deadline) {
+    while (!t.pending.empty()) {
+      auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+        deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        return;
+      amqp_frame_t f;
+      auto tv = to_timeval(left);
+      int rc = amqp_simple_wait_frame_noblock(conn, &f, &tv);
+      if (rc != AMQP_STATUS_OK) {
+        open = open && rc == AMQP_STATUS_TIMEOUT;
+        return;
+      }
+      if (f.frame_type != AMQP_FRAME_METHOD)
+        continue;
+      auto id = f.payload.method.id;
+      if (id == AMQP_BASIC_ACK_METHOD) {
+        auto* a = static_cast<amqp_basic_ack_t*>(f.payload.method.decoded);
+        t.settle(a->delivery_tag, a->multiple, publish_status::confirmed);
+      } else if (id == AMQP_BASIC_NACK_METHOD) {
+        auto* n = static_cast<amqp_basic_nack_t*>(f.payload.method.decoded);
+        t.settle(n->delivery_tag, n->multiple, publish_status::nacked);
+      } else if (id == AMQP_BASIC_RETURN_METHOD) {
+        read_return(t);
+      } else if (id == AMQP_CHANNEL_CLOSE_METHOD) {
+        reopen_channel();
+        return;
+      } else if (id == AMQP_CONNECTION_CLOSE_METHOD) {
+        amqp_connection_close_ok_t ok{};
+        amqp_send_method(conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+        open = false;
+        return;
+      }
+    }
+  }
+
+  // Reads a basic.return's content and marks the messages of its id.
+  void read_return(confirm_tracker& t) {
+    amqp_message_t m;
+    if (amqp_read_message(conn, channel, &m, 0).reply_type
+        != AMQP_RESPONSE_NORMAL) {
+      open = false;
+      return;
+    }
+    if (m.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG) {
+      auto it = t.by_id.find(text(m.properties.message_id));
+      if (it != t.by_id.end())
+        for (auto i : it->second)
+          t.out[i] = publish_status::returned;
+    }
+    amqp_destroy_message(&m);
+  }
+};
+
+amqp_client::amqp_client(std::unique_ptr<impl> p) : impl_(std::move(p)) {
+}
+
+amqp_client::~amqp_client() = default;
+
+caf::expected<std::unique_ptr<amqp_client>>
+amqp_client::connect(const std::string& url, const std::string& name,
+                     std::chrono::seconds heartbeat) {
+  auto parts = parse_amqp_url(url);
+  if (!parts)
+    return parts.error();
+  auto p = std::make_unique<impl>();
+  p->conn = amqp_new_connection();
+  auto* sock = amqp_tcp_socket_new(p->conn);
+  auto where = parts->host + ":" + std::to_string(parts->port);
+  auto tv = to_timeval(connect_timeout);
+  if (sock == nullptr
+      || amqp_socket_open_noblock(sock, parts->host.c_str(), parts->port, &tv)
+           != AMQP_STATUS_OK)
+    return make_error(errc::broker_unavailable,
+                      "cannot connect to the broker at " + where);
+  amqp_table_entry_t entry;
+  entry.key = amqp_cstring_bytes("connection_name");
+  entry.value.kind = AMQP_FIELD_KIND_UTF8;
+  entry.value.value.bytes = bytes(name);
+  amqp_table_t props{1, &entry};
+  auto login = amqp_login_with_properties(
+    p->conn, parts->vhost.c_str(), 0, AMQP_DEFAULT_FRAME_SIZE,
+    parts->heartbeat.value_or(static_cast<int>(heartbeat.count())), &props,
+    AMQP_SASL_METHOD_PLAIN,
+    parts->user.c_str(), parts->password.c_str());
+  if (login.reply_type != AMQP_RESPONSE_NORMAL)
+    return make_error(errc::broker_unavailable,
+                      "the broker at " + where
+                        + " refused the login (check user, password, vhost)");
+  p->open = true;
+  p->heartbeat = std::chrono::seconds{amqp_get_heartbeat(p->conn)};
+  p->last_write = std::chrono::steady_clock::now();
+  amqp_channel_open(p->conn, channel);
+  if (auto err = p->check(amqp_get_rpc_reply(p->conn), "channel.open"))
+    return err;
+  return std::unique_ptr<amqp_client>{new amqp_client(std::move(p))};
+}
+
+caf::error amqp_client::declare_queue(const std::string& name,
+                                      const queue_options& opts) {
+  if (!impl_->open)
+    return impl_->broken("queue.declare");
+  amqp_table_entry_t entries[2];
+  int n = 0;
+  if (opts.max_length) {
+    entries[n].key = amqp_cstring_bytes("x-max-length");
+    entries[n].value.kind = AMQP_FIELD_KIND_I64;
+    entries[n].value.value.i64 = *opts.max_length;
+    ++n;
+  }
+  if (opts.reject_overflow) {
+    entries[n].key = amqp_cstring_bytes("x-overflow");
+    entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+    entries[n].value.value.bytes = amqp_cstring_bytes("reject-publish");
+    ++n;
+  }
+  amqp_table_t args{n, entries};
+  amqp_queue_declare(impl_->conn, channel, bytes(name), 0, /*durable*/ 1,
+                     /*exclusive*/ 0, /*auto_delete*/ 0, args);
+  return impl_->check(amqp_get_rpc_reply(impl_->conn), "queue.declare");
+}
+
+caf::error amqp_client::delete_queue(const std::string& name) {
+  if (!impl_->open)
+    return impl_->broken("queue.delete");
+  amqp_queue_delete(impl_->conn, channel, bytes(name), 0, 0);
+  return impl_->check(amqp_get_rpc_reply(impl_->conn), "queue.delete");
+}
+
+std::vector<publish_status>
+amqp_client::publish_batch(const std::vector<outgoing_message>& ms,
+                           std::chrono::milliseconds timeout) {
+  auto& p = *impl_;
+  // A connection the broker dropped while we were idle is found here,
+  // before a byte is written: its messages are unsent, not lost.
+  if (!p.keep_alive())
+    return std::vector<publish_status>(ms.size(), publish_status::unsent);
+  if (ms.empty())
+    return {};
+  if (!p.enable_confirms()) // nothing written: unsent if the connection broke
+    return std::vector<publish_status>(ms.size(), p.open ? publish_status::lost
+                                                         : publish_status::unsent);
+  std::vector<publish_status> out(ms.size(), publish_status::lost);
+  confirm_tracker track{out, {}, {}};
+  if (!p.send_all(ms, track))
+    return out;
+  p.await_confirms(track, std::chrono::steady_clock::now() + timeout);
+  // Unconfirmed messages stay `lost`, even if returned: we cannot know more.
+  for (auto& [tag, index] : track.pending)
+    out[index] = publish_status::lost;
+  return out;
+}
+
+caf::error amqp_client::consume(const std::string& queue, uint16_t prefetch) {
+  if (!impl_->open)
+    return impl_->broken("basic.consume");
+  amqp_basic_qos(impl_->conn, channel, 0, prefetch, 0);
+  if (auto err = impl_->check(amqp_get_rpc_reply(impl_->conn), "basic.qos"))
+    return err;
+  amqp_basic_consume(impl_->conn, channel, bytes(queue), amqp_empty_bytes, 0,
+                     /*no_ack*/ 0, 0, amqp_empty_table);
+  return impl_->check(amqp_get_rpc_reply(impl_->conn), "basic.consume");
+}
+
+caf::expected<std::optional<incoming_message>>
+amqp_client::next_message(std::chrono::milliseconds timeout) {
+  auto& p = *impl_;
+  if (!p.open)
+    return p.broken("consume");
+  amqp_maybe_release_buffers(p.conn);
+  amqp_envelope_t env;
+  auto tv = to_timeval(timeout);
+  auto r = amqp_consume_message(p.conn, &env, &tv, 0);
+  if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION
+      && r.library_error == AMQP_STATUS_TIMEOUT)
+    return std::optional<incoming_message>{};
+  if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION
+        && r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
+      // A method frame instead of a delivery: a close from the broker.
+      amqp_frame_t f;
+      if (amqp_simple_wait_frame(p.conn, &f) == AMQP_STATUS_OK
+          && f.frame_type == AMQP_FRAME_METHOD
+          && f.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD) {
+        p.reopen_channel();
+        return make_error(errc::broker_error,
+                          "the broker closed the consuming channel");
+      }
+    }
+    return p.broken("consume");
+  }
+  incoming_message m;
+  m.delivery_tag = env.delivery_tag;
+  m.redelivered = env.redelivered != 0;
+  m.body = text(env.message.body);
+  auto& props = env.message.properties;
+  if (props._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+    m.message_id = text(props.message_id);
+  if (props._flags & AMQP_BASIC_CORRELATION_ID_FLAG)
+    m.correlation_id = text(props.correlation_id);
+  if (props._flags & AMQP_BASIC_TYPE_FLAG)
+    m.type = text(props.type);
+  if (props._flags & AMQP_BASIC_EXPIRATION_FLAG)
+    m.expiration = text(props.expiration);
+  amqp_destroy_envelope(&env);
+  return std::optional<incoming_message>{std::move(m)};
+}
+
+caf::error amqp_client::ack(uint64_t tag, bool multiple) {
+  if (!impl_->open || amqp_basic_ack(impl_->conn, channel, tag, multiple) != 0)
+    return impl_->broken("basic.ack");
+  return caf::none;
+}
+
+caf::error amqp_client::reject(uint64_t tag) {
+  if (!impl_->open
+      || amqp_basic_reject(impl_->conn, channel, tag, /*requeue*/ 0) != 0)
+    return impl_->broken("basic.reject");
+  return caf::none;
+}
+
+bool amqp_client::is_open() const {
+  return impl_->open;
+}
+
+bool amqp_client::keep_alive() {
+  return impl_->keep_alive();
+}
+
+std::chrono::seconds amqp_client::heartbeat() const {
+  return impl_->heartbeat;
+}
+
+} // namespace outbox

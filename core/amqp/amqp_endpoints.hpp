@@ -1,0 +1,47 @@
+// The broker side of the seams on rabbitmq-c: a publisher of job messages
+// and a source of result messages. Each owns one connection, declares the
+// queues it needs when it connects, and connects again after a break.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/domain/stores.hpp"
+
+namespace outbox {
+
+class amqp_job_publisher : public job_publisher {
+public:
+  /// Declares `queue` and its results queue on every connect.
+  amqp_job_publisher(std::string url, std::string queue,
+                     std::chrono::milliseconds confirm_timeout);
+  caf::error ready() override;
+  /// Messages the broker never got because the connection was found
+  /// broken go again over a new one (publish_resending).
+  std::vector<publish_status>
+  publish(const std::vector<outgoing_message>& ms) override;
+
+private:
+  caf::expected<std::unique_ptr<amqp_client>> connect() const;
+  std::string url_, queue_;
+  std::chrono::milliseconds confirm_timeout_;
+  std::unique_ptr<amqp_client> client_;
+};
+
+class amqp_result_source : public result_source {
+public:
+  /// Consumes the results queue of `queue` with `prefetch` unacked messages.
+  amqp_result_source(std::string url, std::string queue, uint16_t prefetch);
+  caf::expected<std::vector<incoming_message>>
+  fetch(size_t max, std::chrono::milliseconds wait) override;
+  caf::error ack_through(uint64_t tag) override;
+
+private:
+  caf::error connect();
+  std::string url_, queue_;
+  uint16_t prefetch_;
+  std::unique_ptr<amqp_client> client_;
+};
+
+} // namespace outbox

@@ -1,0 +1,66 @@
+// Deliveries as the dispatch, result and sweep passes see them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/domain/retry_policy.hpp"
+#include "core/domain/route.hpp"
+
+namespace outbox {
+
+/// A claimed delivery, ready to publish as a job message.
+struct job_to_send {
+  int64_t delivery_id = 0;
+  int64_t event_id = 0;
+  std::string job;
+  std::string queue;
+  std::string dispatch_id;
+  std::string event_type;
+  std::string payload; ///< the merged payload if coalescing merged one
+  std::string content_type;
+  std::string headers_json; ///< "" when the event has none
+  int32_t attempts = 0;     ///< failed attempts before this send
+  bool last_attempt = false;
+};
+
+/// A delivery that changed state in a pass, for the lifecycle log lines.
+struct delivery_transition {
+  int64_t event_id = 0;
+  int64_t delivery_id = 0;
+  std::string job;
+  std::string queue;
+  std::string status; ///< pending (a retry), completed, failed, expired
+  int32_t attempts = 0;
+  std::optional<time_point> next_try; ///< for a retry
+};
+
+/// What a worker (or the relay itself) reports about one send.
+enum class outcome { completed, retry, failed };
+
+/// Returns "completed", "retry" or "failed".
+const char* to_string(outcome x);
+
+/// Parses the wire spelling of an outcome.
+std::optional<outcome> parse_outcome(const std::string& text);
+
+/// The result of one send, to apply if it still matches the delivery.
+struct send_result {
+  int64_t delivery_id = 0;
+  std::string dispatch_id;
+  std::string job;
+  outcome result = outcome::completed;
+  std::string reason; ///< safe text only
+};
+
+/// Why a result changed nothing.
+enum class result_verdict {
+  applied,
+  unknown_delivery, ///< no delivery with that id
+  stale,            ///< not dispatched, or another dispatch id
+  wrong_job,        ///< the job does not match the delivery
+};
+
+} // namespace outbox

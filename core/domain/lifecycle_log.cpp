@@ -1,0 +1,71 @@
+#include "core/domain/lifecycle_log.hpp"
+
+#include "core/base/logging.hpp"
+#include "core/base/timestamp.hpp"
+
+namespace outbox {
+
+namespace {
+
+// The names of the log lines predate the typed events; operators grep them.
+const char* line_name(lifecycle_kind k) {
+  switch (k) {
+    case lifecycle_kind::superseded: return "delivery_superseded";
+    case lifecycle_kind::merged: return "delivery_merged";
+    case lifecycle_kind::completed: return "delivery_completed";
+    case lifecycle_kind::failed: return "delivery_failed";
+    case lifecycle_kind::expired: return "delivery_expired";
+    default: return to_string(k);
+  }
+}
+
+const char* status_after(lifecycle_kind k) {
+  switch (k) {
+    case lifecycle_kind::superseded:
+    case lifecycle_kind::merged: return "superseded";
+    case lifecycle_kind::published:
+    case lifecycle_kind::publish_failed: return "dispatched";
+    case lifecycle_kind::retry_scheduled: return "pending";
+    default: return to_string(k);
+  }
+}
+
+bool is_warning(lifecycle_kind k) {
+  return k == lifecycle_kind::publish_failed || k == lifecycle_kind::failed
+         || k == lifecycle_kind::expired;
+}
+
+} // namespace
+
+void log_lifecycle(const char* logger_name, const lifecycle_event& ev) {
+  auto log = logger(logger_name);
+  auto level = is_warning(ev.kind) ? spdlog::level::warn : spdlog::level::info;
+  if (!log->should_log(level))
+    return;
+  std::string line;
+  if (ev.kind == lifecycle_kind::stored) {
+    line = "event=stored outboxEventId=" + std::to_string(ev.event_id)
+           + " eventType=" + kv(ev.event_type);
+  } else {
+    delivery_fields f;
+    f.event_id = ev.event_id;
+    f.delivery_id = ev.delivery_id;
+    f.event_type = ev.event_type;
+    f.job = ev.job;
+    f.queue = ev.queue;
+    f.status = status_after(ev.kind);
+    f.attempts = ev.attempts;
+    f.reason = ev.reason;
+    line = std::string{"event="} + line_name(ev.kind) + " " + format_fields(f);
+  }
+  if (ev.kind == lifecycle_kind::published)
+    line += ev.last_attempt ? " lastAttempt=true" : " lastAttempt=false";
+  if (ev.superseded_by != 0)
+    line += " supersededBy=" + std::to_string(ev.superseded_by);
+  if (ev.next_try_ms != 0)
+    line += " nextTry="
+            + format_timestamp(time_point{std::chrono::milliseconds{ev.next_try_ms}});
+  log->log(level, "{}", line);
+}
+
+} // namespace outbox

@@ -1,0 +1,71 @@
+// The seams between the actors and their I/O: what each pass needs from the
+// database and the broker, as small abstract classes. The real ones live in
+// core/pg/db_stores.hpp and core/amqp/amqp_endpoints.hpp; tests use in-memory fakes.
+// Every call may block: actors that own a real one run detached.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/amqp/amqp_client.hpp"
+#include "core/pg/delivery_repository.hpp"
+#include "core/pg/routing_repository.hpp"
+#include "core/pg/status_repository.hpp"
+
+namespace outbox {
+
+/// The routing pass.
+class routing_store {
+public:
+  virtual ~routing_store() = default;
+  virtual caf::expected<routing_result> route_batch(int32_t batch_size) = 0;
+};
+
+/// The dispatch, result and timeout passes over deliveries.
+class delivery_store {
+public:
+  virtual ~delivery_store() = default;
+  /// See delivery_repository::claim_batch.
+  virtual caf::expected<claim_result> claim_batch(const std::string& queue,
+                                                  int32_t batch_size,
+                                                  int32_t max_in_flight) = 0;
+  virtual caf::expected<apply_result>
+  apply_results(const std::vector<send_result>& rs) = 0;
+  virtual caf::expected<sweep_result> sweep(int32_t batch_size) = 0;
+};
+
+/// The read-only counts of the status view.
+class status_store {
+public:
+  virtual ~status_store() = default;
+  virtual caf::expected<status_counts> read() = 0;
+};
+
+/// Publishes job messages with confirms.
+class job_publisher {
+public:
+  virtual ~job_publisher() = default;
+  /// Connects if needed; an error means nothing may be claimed yet.
+  virtual caf::error ready() = 0;
+  /// One status per message, in order (see amqp_client::publish_batch).
+  virtual std::vector<publish_status>
+  publish(const std::vector<outgoing_message>& ms) = 0;
+};
+
+/// Hands out result messages, acked only once they are applied.
+class result_source {
+public:
+  virtual ~result_source() = default;
+  /// Waits up to `wait` for the first message, then takes what is already
+  /// there, up to `max`.
+  virtual caf::expected<std::vector<incoming_message>>
+  fetch(size_t max, std::chrono::milliseconds wait) = 0;
+  /// Acks every fetched message up to and including `tag`.
+  virtual caf::error ack_through(uint64_t tag) = 0;
+};
+
+} // namespace outbox

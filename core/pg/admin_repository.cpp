@@ -1,0 +1,263 @@
+#include "core/pg/admin_repository.hpp"
+
+#include <map>
+#include <set>
+
+#include "core/pg/pg_connection.hpp"
+
+namespace outbox {
+
+namespace {
+
+constexpr const char* final_statuses = "('completed', 'failed', 'expired', 'superseded')";
+
+} // namespace
+
+admin_repository::admin_repository(schema_names names) : names_(std::move(names)) {
+}
+
+namespace {
+
+// The columns read_delivery_rows reads.
+constexpr const char* delivery_columns =
+  "SELECT d.id, d.event_id, e.event_type, COALESCE(e.key, ''), d.job,"
+  " d.queue, d.status, COALESCE(d.last_error, ''), d.attempts,"
+  " extract(epoch FROM d.created_at)::bigint,"
+  " COALESCE(extract(epoch FROM d.finished_at)::bigint, 0)"
+  " FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id";
+
+std::vector<delivery_row> read_delivery_rows(const pg_rows* rows) {
+  std::vector<delivery_row> out;
+  for (int i = 0; i < rows->size(); ++i) {
+    delivery_row r;
+    r.delivery_id = rows->int64(i, 0);
+    r.event_id = rows->int64(i, 1);
+    r.event_type = rows->text(i, 2);
+    r.key = rows->text(i, 3);
+    r.job = rows->text(i, 4);
+    r.queue = rows->text(i, 5);
+    r.status = rows->text(i, 6);
+    r.last_error = rows->text(i, 7);
+    r.attempts = static_cast<int32_t>(rows->int64(i, 8));
+    r.created_at = rows->int64(i, 9);
+    r.finished_at = rows->int64(i, 10);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+} // namespace
+
+caf::expected<std::vector<delivery_row>>
+admin_repository::list(pg_connection& conn, const std::string& status,
+                       const std::optional<std::string>& queue, int32_t limit) {
+  auto rows = conn.exec(
+    "list_deliveries",
+    fill_names(std::string{delivery_columns}
+                 + " WHERE d.status = $1 AND ($2::text IS NULL OR d.queue = $2)"
+                   " ORDER BY d.id DESC LIMIT $3",
+               names_),
+    {status, queue, std::to_string(limit)});
+  if (!rows)
+    return rows.error();
+  return read_delivery_rows(&*rows);
+}
+
+caf::expected<std::vector<delivery_row>>
+admin_repository::list_quarantined_deliveries(pg_connection& conn, int32_t limit) {
+  // By the index of the deliveries that gave up (schema/005).
+  auto rows = conn.exec(
+    "list_quarantined_deliveries",
+    fill_names(std::string{delivery_columns}
+                 + " WHERE d.status = 'failed' AND d.last_error LIKE 'quarantined:%'"
+                   " ORDER BY d.id DESC LIMIT $1",
+               names_),
+    {std::to_string(limit)});
+  if (!rows)
+    return rows.error();
+  return read_delivery_rows(&*rows);
+}
+
+caf::expected<std::vector<quarantined_event>>
+admin_repository::list_quarantined_events(pg_connection& conn, int32_t limit) {
+  auto rows = conn.exec(
+    "list_quarantined_events",
+    fill_names("SELECT id, event_type, COALESCE(quarantine_reason, ''),"
+               " COALESCE(octet_length(key), -1),"
+               " extract(epoch FROM created_at)::bigint,"
+               " extract(epoch FROM quarantined_at)::bigint"
+               " FROM {{events}} WHERE quarantined_at IS NOT NULL"
+               " ORDER BY id DESC LIMIT $1",
+               names_),
+    {std::to_string(limit)});
+  if (!rows)
+    return rows.error();
+  std::vector<quarantined_event> out;
+  for (int i = 0; i < rows->size(); ++i)
+    out.push_back({rows->int64(i, 0), rows->text(i, 1), rows->text(i, 2),
+                   rows->int64(i, 3), rows->int64(i, 4), rows->int64(i, 5)});
+  return out;
+}
+
+caf::expected<std::vector<admin_verdict>>
+admin_repository::discard(pg_connection& conn, const std::vector<int64_t>& ids) {
+  auto rows = conn.exec(
+    "discard_events",
+    fill_names("DELETE FROM {{events}} WHERE id = ANY($1::bigint[])"
+               " AND quarantined_at IS NOT NULL RETURNING id",
+               names_),
+    {pg_int_array(ids)});
+  if (!rows)
+    return rows.error();
+  std::set<int64_t> gone;
+  for (int i = 0; i < rows->size(); ++i)
+    gone.insert(rows->int64(i, 0));
+  std::vector<admin_verdict> out;
+  for (auto id : ids)
+    out.push_back(gone.count(id) ? admin_verdict::done : admin_verdict::unknown);
+  return out;
+}
+
+namespace {
+
+const char* retry_set = " SET status = 'pending', attempts = 0, available_at = now(),"
+                        " dispatch_id = NULL, dispatched_at = NULL,"
+                        " delivery_timeout_at = NULL, completed_at = NULL,"
+                        " failed_at = NULL, finished_at = NULL";
+
+} // namespace
+
+caf::expected<std::vector<admin_verdict>>
+admin_repository::retry(pg_connection& conn, const std::vector<int64_t>& ids) {
+  return in_transaction<std::vector<admin_verdict>>(conn, [&]()
+           -> caf::expected<std::vector<admin_verdict>> {
+    auto current = conn.exec(
+      "retry_lock",
+      fill_names("SELECT id, status FROM {{deliveries}} WHERE id = ANY($1::bigint[])"
+                 " ORDER BY id FOR UPDATE",
+                 names_),
+      {pg_int_array(ids)});
+    if (!current)
+      return current.error();
+    std::map<int64_t, std::string> status;
+    for (int i = 0; i < current->size(); ++i)
+      status[current->int64(i, 0)] = current->text(i, 1);
+    std::vector<admin_verdict> out;
+    std::vector<int64_t> retry;
+    for (auto id : ids) {
+      auto it = status.find(id);
+      if (it == status.end())
+        out.push_back(admin_verdict::unknown);
+      else if (it->second != "failed" && it->second != "expired")
+        out.push_back(admin_verdict::wrong_status);
+      else {
+        out.push_back(admin_verdict::done);
+        retry.push_back(id);
+      }
+    }
+    if (!retry.empty()) {
+      auto done = conn.exec("retry_update",
+                            fill_names(std::string{"UPDATE {{deliveries}}"} + retry_set
+                                         + " WHERE id = ANY($1::bigint[])"
+                                           " AND status IN ('failed', 'expired')",
+                                       names_),
+                            {pg_int_array(retry)});
+      if (!done)
+        return done.error();
+    }
+    return out;
+  });
+}
+
+caf::expected<int64_t>
+admin_repository::retry_all(pg_connection& conn, const std::string& status,
+                            const std::optional<std::string>& queue) {
+  auto rows = conn.exec("retry_all",
+                        fill_names(std::string{"UPDATE {{deliveries}}"} + retry_set
+                                     + " WHERE status = $1 AND status IN"
+                                       " ('failed', 'expired') AND ($2::text IS NULL"
+                                       " OR queue = $2) RETURNING id",
+                                   names_),
+                        {status, queue});
+  if (!rows)
+    return rows.error();
+  return static_cast<int64_t>(rows->size());
+}
+
+caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
+                                                      int64_t id) {
+  return in_transaction<admin_verdict>(conn, [&]() -> caf::expected<admin_verdict> {
+    auto current = conn.exec(
+      "forget_lock",
+      fill_names("SELECT status, event_id FROM {{deliveries}} WHERE id = $1 FOR UPDATE",
+                 names_),
+      {std::to_string(id)});
+    if (!current)
+      return current.error();
+    if (current->size() == 0)
+      return admin_verdict::unknown;
+    auto status = current->text(0, 0);
+    if (status == "pending" || status == "dispatched")
+      return admin_verdict::not_final;
+    auto event_id = current->text(0, 1);
+    auto del = conn.exec("forget_delivery",
+                         fill_names("DELETE FROM {{deliveries}} WHERE id = $1", names_),
+                         {std::to_string(id)});
+    if (!del)
+      return del.error();
+    auto ev = conn.exec("forget_event",
+                        fill_names("DELETE FROM {{events}} e WHERE e.id = $1 AND NOT"
+                                   " EXISTS (SELECT 1 FROM {{deliveries}} d WHERE"
+                                   " d.event_id = e.id)",
+                                   names_),
+                        {event_id});
+    if (!ev)
+      return ev.error();
+    return admin_verdict::done;
+  });
+}
+
+caf::expected<prune_result>
+admin_repository::prune(pg_connection& conn, int64_t hours,
+                        const std::vector<std::string>& statuses, int32_t batch) {
+  prune_result out;
+  std::vector<pg_param> st(statuses.begin(), statuses.end());
+  // Each batch is its own short transaction (autocommit), so the relay is
+  // never blocked for long.
+  for (;;) {
+    auto rows = conn.exec(
+      "prune_deliveries",
+      fill_names(std::string{"DELETE FROM {{deliveries}} WHERE id IN (SELECT id FROM"
+                             " {{deliveries}} WHERE status IN "} + final_statuses
+                   + " AND status = ANY($1::text[]) AND finished_at < now() -"
+                     " make_interval(hours => $2::int) LIMIT $3 FOR UPDATE SKIP"
+                     " LOCKED) RETURNING event_id",
+                 names_),
+      {pg_text_array(st), std::to_string(hours), std::to_string(batch)});
+    if (!rows)
+      return rows.error();
+    out.deliveries += rows->size();
+    if (rows->size() < batch)
+      break;
+  }
+  for (;;) {
+    auto rows = conn.exec(
+      "prune_events",
+      fill_names("DELETE FROM {{events}} WHERE id IN (SELECT e.id FROM {{events}} e"
+                 " WHERE e.routed_at IS NOT NULL AND e.quarantined_at IS NULL"
+                 " AND e.routed_at < now() -"
+                 " make_interval(hours => $1::int) AND NOT EXISTS (SELECT 1 FROM"
+                 " {{deliveries}} d WHERE d.event_id = e.id) LIMIT $2 FOR UPDATE"
+                 " SKIP LOCKED) RETURNING id",
+                 names_),
+      {std::to_string(hours), std::to_string(batch)});
+    if (!rows)
+      return rows.error();
+    out.events += rows->size();
+    if (rows->size() < batch)
+      break;
+  }
+  return out;
+}
+
+} // namespace outbox

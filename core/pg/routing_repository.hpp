@@ -1,0 +1,98 @@
+// The routing pass's SQL: turns unrouted events into deliveries, one per
+// route, and coalesces waiting deliveries of the same key.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/domain/route.hpp"
+#include "core/domain/schema_names.hpp"
+
+namespace outbox {
+
+class pg_connection;
+
+/// A waiting delivery that a newer one of its key replaced or merged into.
+struct superseded_delivery {
+  int64_t event_id = 0, delivery_id = 0;
+  std::string job, queue;
+  int64_t superseded_by = 0;
+  bool merged = false; ///< json-merge: its payload lives on in the newer one
+};
+
+struct routing_result {
+  int64_t events_routed = 0;
+  int64_t deliveries_created = 0;
+  int64_t deliveries_superseded = 0;
+  /// Events taken out of routing because they alone made it fail.
+  int64_t events_quarantined = 0;
+  std::vector<superseded_delivery> superseded;
+  /// New deliveries per queue: the dispatchers to wake.
+  std::map<std::string, int64_t> per_queue;
+};
+
+/// Where the routing transaction announces new deliveries
+/// (core/domain/ready_notice.hpp).
+struct ready_notify {
+  std::string channel;
+  std::string origin;
+};
+
+class routing_repository {
+public:
+  /// With `notify`, every routing transaction that creates deliveries
+  /// NOTIFYs once per queue that got some, delivered at its commit.
+  routing_repository(const schema_names& names, const std::vector<route>& routes,
+                     std::optional<ready_notify> notify = std::nullopt);
+
+  /// Routes up to `batch_size` unrouted events that have routes, in one
+  /// transaction: claims them (FOR UPDATE SKIP LOCKED), inserts every route's
+  /// delivery with the rules copied in (an event gets all its deliveries or
+  /// none; running twice never duplicates one), coalesces, marks them routed.
+  /// Events of types without routes are left alone and block nothing.
+  /// When the batch fails on the data of some row (is_data_error), it
+  /// routes the same events one at a time, each in its own transaction,
+  /// and quarantines those that still fail (schema/009_quarantine.sql):
+  /// the others are routed in the same pass. When every event fails alone
+  /// too, only the first is quarantined per pass.
+  caf::expected<routing_result> route_batch(pg_connection& conn,
+                                            int32_t batch_size);
+
+  /// The coalescing statement ($1..$3: keys, jobs, queues as text[]), for
+  /// tests that look at its plan.
+  const std::string& coalescing_statement() const { return coalesce_sql_; }
+
+private:
+  // One transaction of the routing statement `sql` (its claim takes a
+  // batch size or an event id) and the coalescing.
+  caf::expected<routing_result> route_claimed(pg_connection& conn,
+                                              const char* name,
+                                              const std::string& sql,
+                                              const std::string& limit_or_id);
+
+  // NOTIFYs the queues of `per_queue` in the current transaction.
+  caf::error notify_ready(pg_connection& conn,
+                          const std::map<std::string, int64_t>& per_queue);
+
+  caf::expected<routing_result> route_one_by_one(pg_connection& conn,
+                                                 int32_t batch_size,
+                                                 const std::string& batch_state);
+
+  std::optional<ready_notify> notify_;
+  std::string routes_json_;
+  std::string routed_types_; // the routes' event types as a text[] literal
+  std::string route_sql_;
+  std::string route_one_sql_;
+  std::string candidates_sql_;
+  std::string quarantine_sql_;
+  std::string coalesce_sql_;
+};
+
+/// Serializes routes as the JSON the routing statement reads.
+std::string routes_to_json(const std::vector<route>& routes);
+
+} // namespace outbox

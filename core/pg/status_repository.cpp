@@ -1,0 +1,69 @@
+#include "core/pg/status_repository.hpp"
+
+#include "core/pg/pg_connection.hpp"
+
+namespace outbox {
+
+namespace {
+
+void add_zeros(std::map<std::string, int64_t>& m) {
+  for (auto& s : delivery_statuses())
+    m.emplace(s, 0);
+}
+
+} // namespace
+
+const std::vector<std::string>& delivery_statuses() {
+  static const std::vector<std::string> all{"pending",   "dispatched",
+                                            "completed", "failed",
+                                            "expired",   "superseded"};
+  return all;
+}
+
+status_repository::status_repository(schema_names n)
+  // Unrouted events come from the partial unrouted index.
+  : events_sql_("SELECT count(*), COALESCE(extract(epoch FROM now() - "
+                "min(created_at)), 0) FROM "
+                + n.events + " WHERE routed_at IS NULL"),
+    // Per queue and status: one pass over the table (the ages need every
+    // open row, and an index of every status would cost each change of
+    // status an entry: schema/005).
+    deliveries_sql_(
+      "SELECT queue, status, count(*), COALESCE(extract(epoch FROM now() - "
+      "min(created_at) FILTER (WHERE status IN ('pending', 'dispatched'))), 0) "
+      "FROM "
+      + n.deliveries + " GROUP BY queue, status ORDER BY queue, status") {
+}
+
+caf::expected<status_counts> status_repository::read(pg_connection& conn) {
+  // One snapshot for both statements, so the figures agree with each other.
+  if (auto err = conn.exec_script(
+        "status_begin", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+    return err;
+  auto events = conn.exec_prepared("status_events", events_sql_);
+  auto deliveries = events ? conn.exec_prepared("status_deliveries", deliveries_sql_)
+                           : caf::expected<pg_rows>{events.error()};
+  conn.rollback();
+  if (!deliveries)
+    return deliveries.error();
+  status_counts out;
+  out.unrouted_events = events->int64(0, 0);
+  out.oldest_unrouted_age_seconds = std::stod(events->text(0, 1));
+  add_zeros(out.per_status);
+  for (int i = 0; i < deliveries->size(); ++i) {
+    auto queue = deliveries->text(i, 0);
+    auto status = deliveries->text(i, 1);
+    auto n = deliveries->int64(i, 2);
+    auto age = std::stod(deliveries->text(i, 3));
+    auto& q = out.per_queue[queue];
+    if (q.per_status.empty())
+      add_zeros(q.per_status);
+    q.per_status[status] += n;
+    q.oldest_open_age_seconds = std::max(q.oldest_open_age_seconds, age);
+    out.per_status[status] += n;
+    out.oldest_open_age_seconds = std::max(out.oldest_open_age_seconds, age);
+  }
+  return out;
+}
+
+} // namespace outbox
