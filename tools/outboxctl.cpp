@@ -12,6 +12,7 @@
 //   outboxctl quarantined [--limit N] | discard EVENT_ID...
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include <caf/io/middleman.hpp>
@@ -128,27 +129,18 @@ int status_from_db(const outbox::config& cfg, bool json) {
   return 0;
 }
 
-int status_from_cluster(ctl_config& opts) {
-  auto where = outbox::parse_host_port(
-    opts.connect.empty() ? std::to_string(outbox::default_status_port)
-                         : opts.connect,
-    "127.0.0.1");
-  if (!where) {
-    std::cerr << "outboxctl status: --connect: "
-              << outbox::context_of(where.error()) << "\n";
-    return exit_usage;
-  }
-  caf::actor_system sys{opts};
-  auto target = where->host + ":" + std::to_string(where->port);
-  // The middleman's own remote_actor() waits for the handshake without a
-  // limit; asking its actor with a timeout bounds that wait.
-  caf::scoped_actor self{sys};
+// The status actor at `target`, or nullopt after printing why not. The
+// middleman's own remote_actor() waits for the handshake without a limit;
+// asking its actor with a timeout bounds that wait.
+std::optional<outbox::status_actor>
+connect_status_node(caf::actor_system& sys, caf::scoped_actor& self,
+                    const outbox::host_port& where, const std::string& target) {
   caf::strong_actor_ptr remote;
   std::set<std::string> ifs;
   bool timed_out = false;
   self
     ->request(sys.middleman().actor_handle(), handshake_timeout,
-              caf::connect_atom::value, where->host, where->port)
+              caf::connect_atom::value, where.host, where.port)
     .receive(
       [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
           std::set<std::string>& xs) {
@@ -172,12 +164,30 @@ int status_from_cluster(ctl_config& opts) {
     std::cerr << "outboxctl status: no status node reachable at " << target
               << " (is outboxd running? use --connect HOST:PORT, or --db to "
                  "read the database)\n";
-    return exit_failure;
+    return std::nullopt;
   }
-  auto status = caf::actor_cast<outbox::status_actor>(std::move(remote));
+  return caf::actor_cast<outbox::status_actor>(std::move(remote));
+}
+
+int status_from_cluster(ctl_config& opts) {
+  auto where = outbox::parse_host_port(
+    opts.connect.empty() ? std::to_string(outbox::default_status_port)
+                         : opts.connect,
+    "127.0.0.1");
+  if (!where) {
+    std::cerr << "outboxctl status: --connect: "
+              << outbox::context_of(where.error()) << "\n";
+    return exit_usage;
+  }
+  caf::actor_system sys{opts};
+  auto target = where->host + ":" + std::to_string(where->port);
+  caf::scoped_actor self{sys};
+  auto status = connect_status_node(sys, self, *where, target);
+  if (!status)
+    return exit_failure;
   int rc = exit_failure;
   bool answered = false;
-  self->request(status, status_timeout, outbox::status_atom::value)
+  self->request(*status, status_timeout, outbox::status_atom::value)
     .receive(
       [&](const outbox::cluster_status& s) {
         print_status(s, opts.json, true);
