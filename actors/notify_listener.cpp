@@ -16,7 +16,6 @@ void notify_listener(caf::blocking_actor* self, std::string database_url,
   bool running = true;
   bool wanted = true; // the router's demand (listen_demand.hpp)
   std::optional<pg_listener> listener;
-  int failures = 0;
   failure_streak listen_failures;
   auto poll_mailbox = [&](milliseconds wait) {
     self->receive([&](caf::exit_msg& em) {
@@ -51,17 +50,15 @@ void notify_listener(caf::blocking_actor* self, std::string database_url,
     if (!listener) {
       auto l = pg_listener::listen(database_url, channel);
       if (!l) {
-        ++failures;
         if (listen_failures.failed())
           logger("router")->warn("event=listen_failed attempts={} since={} error={}",
                                  listen_failures.count(),
                                  format_timestamp(listen_failures.since()),
                                  kv(render(l.error())));
-        poll_mailbox(backoff_delay(failures, milliseconds{5000}));
+        poll_mailbox(listen_failures.backoff(milliseconds{5000}));
         continue;
       }
       listener.emplace(std::move(*l));
-      failures = 0;
       listen_failures.succeeded();
       // Events may have arrived while nobody listened.
       self->send(router, wake_atom::value);

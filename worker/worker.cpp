@@ -4,7 +4,6 @@
 #include <thread>
 
 #include "core/amqp_resend.hpp"
-#include "core/backoff.hpp"
 #include "core/errors.hpp"
 #include "core/failure_streak.hpp"
 #include "core/logging.hpp"
@@ -79,23 +78,19 @@ caf::error worker::connect() {
 
 void worker::run(int64_t max_jobs) {
   auto log = logger("worker");
-  int failures = 0;
   failure_streak unreachable;
   int64_t handled = 0;
   while (!stop_ && (max_jobs <= 0 || handled < max_jobs)) {
     if (!consumer_ || !consumer_->is_open() || !publisher_
         || !publisher_->is_open()) {
       if (auto err = connect()) {
-        ++failures;
         if (unreachable.failed())
           log->warn("event=broker_unreachable queue={} attempts={} since={} error={}",
                     kv(opts_.queue), unreachable.count(),
                     format_timestamp(unreachable.since()), kv(render(err)));
-        std::this_thread::sleep_for(
-          backoff_delay(failures, std::chrono::milliseconds{5000}));
+        std::this_thread::sleep_for(unreachable.backoff(std::chrono::milliseconds{5000}));
         continue;
       }
-      failures = 0;
       unreachable.succeeded();
       log->info("event=consuming queue={} prefetch={}", kv(opts_.queue),
                 opts_.prefetch);
