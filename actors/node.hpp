@@ -11,17 +11,18 @@
 #include <caf/expected.hpp>
 
 #include "actors/messages.hpp"
-#include "actors/node_options.hpp"
+#include "actors/node_roles.hpp"
+#include "actors/node_settings.hpp"
 #include "core/config/config.hpp"
 
 namespace outbox {
 
 class node {
 public:
-  /// Starts every role of `opts`. Fails when the status port cannot be
+  /// Starts every role of `settings`. Fails when the status port cannot be
   /// opened; lost servers later are failures of single actors, retried.
   static caf::expected<std::unique_ptr<node>>
-  start(caf::actor_system& sys, const config& cfg, const node_options& opts);
+  start(caf::actor_system& sys, const config& cfg, const node_settings& settings);
 
   ~node();
 
@@ -37,7 +38,7 @@ public:
   bool await_stopped(std::chrono::seconds limit);
 
   /// The port the status actor listens on (0 when this node has none).
-  uint16_t status_port() const { return status_port_; }
+  uint16_t status_port() const { return actors_.status_port; }
 
 private:
   node(caf::actor_system& sys) : sys_(sys) {}
@@ -46,21 +47,16 @@ private:
   /// order of one pass of the whole pipeline.
   template <class F>
   void for_each_pass_actor(F f) {
-    if (router_)
-      f(pass_actor{router_});
-    for (auto* group : {&dispatchers_, &result_handlers_, &sweepers_})
+    if (actors_.router)
+      f(pass_actor{actors_.router});
+    for (auto* group :
+         {&actors_.dispatchers, &actors_.result_handlers, &actors_.sweepers})
       for (auto& a : *group)
         f(a);
   }
 
   caf::actor_system& sys_;
-  status_actor status_;
-  uint16_t status_port_ = 0;
-  node_agent_actor agent_;
-  router_actor router_;
-  caf::actor listener_;       ///< NOTIFY of events: wakes the router
-  caf::actor ready_listener_; ///< NOTIFY of deliveries: wakes dispatchers
-  std::vector<pass_actor> dispatchers_, result_handlers_, sweepers_;
+  node_actors actors_;
   bool stopped_ = false;
 };
 

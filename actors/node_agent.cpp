@@ -40,7 +40,6 @@ void flush_metrics(self_ptr self) {
 void joined(self_ptr self, status_actor status) {
   auto& st = self->state;
   st.status = std::move(status);
-  st.failed_connects = 0;
   st.connect_failures.succeeded();
   self->monitor(st.status);
   self->send(st.status, join_atom::value, st.info);
@@ -55,10 +54,9 @@ void joined(self_ptr self, status_actor status) {
 void connect_failed(self_ptr self, const std::string& why) {
   auto& st = self->state;
   st.connecting = false;
-  ++st.failed_connects;
-  auto delay = backoff_delay(st.failed_connects, max_connect_delay);
-  st.next_connect_ms = now_ms() + delay.count();
-  if (st.connect_failures.failed())
+  bool log = st.connect_failures.failed();
+  st.next_connect_ms = now_ms() + st.connect_failures.backoff(max_connect_delay).count();
+  if (log)
     logger("node")->warn("event=status_unreachable node={} host={} port={} "
                          "attempts={} since={} why={}",
                          kv(st.info.name), kv(st.target.host), st.target.port,

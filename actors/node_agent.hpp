@@ -25,8 +25,7 @@ struct node_agent_state {
   status_address target;
   status_actor status; ///< null while not joined
   bool connecting = false;
-  int failed_connects = 0;
-  failure_streak connect_failures; ///< which of them get a log line
+  failure_streak connect_failures; ///< its backoff, and which get a log line
   int64_t next_connect_ms = 0;
   std::map<std::string, actor_metrics> metrics;
   std::set<std::string> changed; ///< names whose metrics are not sent yet

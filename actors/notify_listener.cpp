@@ -80,17 +80,15 @@ private:
       return true;
     auto l = pg_listener::listen(database_url_, channel_);
     if (!l) {
-      ++failures_;
       if (listen_failures_.failed())
         logger("router")->warn("event=listen_failed attempts={} since={} error={}",
                                listen_failures_.count(),
                                format_timestamp(listen_failures_.since()),
                                kv(render(l.error())));
-      poll_mailbox(backoff_delay(failures_, milliseconds{5000}));
+      poll_mailbox(listen_failures_.backoff(milliseconds{5000}));
       return false;
     }
     listener_.emplace(std::move(*l));
-    failures_ = 0;
     listen_failures_.succeeded();
     // Events may have arrived while nobody listened.
     self_->send(router_, wake_atom::value);
@@ -113,7 +111,6 @@ private:
   bool running_ = true;
   bool wanted_ = true; // the router's demand (listen_demand.hpp)
   std::optional<pg_listener> listener_;
-  int failures_ = 0;
   failure_streak listen_failures_;
 };
 

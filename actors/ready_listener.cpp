@@ -2,11 +2,12 @@
 
 #include <optional>
 
-#include "core/domain/backoff.hpp"
 #include "core/base/errors.hpp"
+#include "core/domain/failure_streak.hpp"
 #include "core/base/logging.hpp"
 #include "core/pg/pg_listener.hpp"
 #include "core/domain/ready_notice.hpp"
+#include "core/base/timestamp.hpp"
 
 namespace outbox {
 
@@ -41,17 +42,18 @@ private:
   bool connect() {
     auto l = pg_listener::listen(args_.database_url, args_.channel);
     if (!l) {
-      if (++failures_ == 1 || failures_ % 30 == 0)
+      if (failures_.failed())
         logger("dispatcher")->warn("event=listen_failed channel={} attempts={} "
-                                   "error={}",
-                                   kv(args_.channel), failures_,
+                                   "since={} error={}",
+                                   kv(args_.channel), failures_.count(),
+                                   format_timestamp(failures_.since()),
                                    kv(render(l.error())));
       report("listen connection down: " + render(l.error()));
-      poll_mailbox(backoff_delay(failures_, std::chrono::milliseconds{5000}));
+      poll_mailbox(failures_.backoff(std::chrono::milliseconds{5000}));
       return false;
     }
     listener_.emplace(std::move(*l));
-    failures_ = 0;
+    failures_.succeeded();
     report("");
     // Deliveries may have become ready while nobody listened.
     for (auto& d : args_.dispatchers)
@@ -88,7 +90,7 @@ private:
   caf::blocking_actor* self_;
   ready_listener_args args_;
   std::optional<pg_listener> listener_;
-  int failures_ = 0;
+  failure_streak failures_;
   bool running_ = true;
   std::string reported_;
 };

@@ -19,7 +19,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/messages.hpp"
-#include "actors/node_options.hpp"
+#include "tools/node_options.hpp"
 #include "core/pg/status_repository.hpp"
 #include "tools/admin_verbs.hpp"
 #include "tools/status_report.hpp"

@@ -13,6 +13,7 @@
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "tools/cli_config.hpp"
+#include "tools/node_options.hpp"
 
 namespace {
 
@@ -90,18 +91,18 @@ int main(int argc, char** argv) {
     std::cerr << "outboxd: " << outbox::render(cfg.error()) << "\n";
     return exit_usage;
   }
-  auto node_opts = outbox::make_node_options(opts.flags, *cfg);
-  if (!node_opts) {
-    std::cerr << "outboxd: " << outbox::context_of(node_opts.error()) << "\n";
+  auto settings = outbox::make_node_settings(opts.flags, *cfg);
+  if (!settings) {
+    std::cerr << "outboxd: " << outbox::context_of(settings.error()) << "\n";
     return exit_usage;
   }
   caf::actor_system sys{opts};
-  auto node = outbox::node::start(sys, *cfg, *node_opts);
+  auto node = outbox::node::start(sys, *cfg, *settings);
   if (!node) {
     std::cerr << "outboxd: " << outbox::render(node.error()) << "\n";
     return exit_failure;
   }
-  if (node_opts->once) {
+  if (settings->once) {
     auto err = (*node)->run_once();
     (*node)->stop();
     if (err) {

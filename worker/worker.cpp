@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "core/amqp/amqp_resend.hpp"
-#include "core/domain/backoff.hpp"
 #include "core/base/errors.hpp"
 #include "core/domain/failure_streak.hpp"
 #include "core/base/logging.hpp"
@@ -25,7 +23,14 @@ constexpr auto service_interval = std::chrono::milliseconds{100};
 
 } // namespace
 
-worker::worker(worker_options opts) : opts_(std::move(opts)) {
+worker::worker(worker_options opts)
+  : opts_(std::move(opts)),
+    consumer_({opts_.amqp_url, "outbox worker " + opts_.queue, {opts_.queue},
+               opts_.queue, opts_.prefetch}),
+    // The relay declares both queues too; declaring here lets a worker
+    // start first.
+    publisher_({opts_.amqp_url, "outbox worker results " + opts_.queue,
+                {results_queue(opts_.queue)}, {}, 0}) {
 }
 
 void worker::handle(const std::string& job, job_handler handler) {
@@ -46,71 +51,43 @@ caf::error worker::check_routes(const config& cfg) const {
                       + join(missing, ", "));
 }
 
-caf::expected<std::unique_ptr<amqp_client>> worker::connect_publisher() const {
-  auto publisher = amqp_client::connect(opts_.amqp_url,
-                                        "outbox worker results " + opts_.queue);
-  if (!publisher)
-    return publisher.error();
-  // The relay declares both queues too; declaring here lets a worker start
-  // first.
-  if (auto err = (*publisher)->declare_queue(results_queue(opts_.queue)))
-    return err;
-  return publisher;
-}
-
 caf::error worker::connect() {
   consumer_.reset();
   publisher_.reset();
   backlog_.clear(); // they went back to the queue with the old channel
-  auto consumer = amqp_client::connect(opts_.amqp_url, "outbox worker " + opts_.queue);
-  if (!consumer)
-    return consumer.error();
-  auto publisher = connect_publisher();
-  if (!publisher)
-    return publisher.error();
-  if (auto err = (*consumer)->declare_queue(opts_.queue))
+  // The results connection first: a consumer must not take jobs whose
+  // results could not go anywhere.
+  if (auto err = publisher_.ready())
     return err;
-  if (auto err = (*consumer)->consume(opts_.queue, opts_.prefetch))
-    return err;
-  consumer_ = std::move(*consumer);
-  publisher_ = std::move(*publisher);
-  return caf::none;
+  return consumer_.ready();
 }
 
 void worker::run(int64_t max_jobs) {
   auto log = logger("worker");
-  int failures = 0;
   failure_streak unreachable;
   int64_t handled = 0;
   while (!stop_ && (max_jobs <= 0 || handled < max_jobs)) {
-    if (!consumer_ || !consumer_->is_open() || !publisher_
-        || !publisher_->is_open()) {
+    if (!consumer_.is_open() || !publisher_.is_open()) {
       if (auto err = connect()) {
-        ++failures;
         if (unreachable.failed())
           log->warn("event=broker_unreachable queue={} attempts={} since={} error={}",
                     kv(opts_.queue), unreachable.count(),
                     format_timestamp(unreachable.since()), kv(render(err)));
-        std::this_thread::sleep_for(
-          backoff_delay(failures, std::chrono::milliseconds{5000}));
+        std::this_thread::sleep_for(unreachable.backoff(std::chrono::milliseconds{5000}));
         continue;
       }
-      failures = 0;
       unreachable.succeeded();
       log->info("event=consuming queue={} prefetch={}", kv(opts_.queue),
                 opts_.prefetch);
     }
     auto first = next_job(poll_interval);
-    if (!first) {
-      consumer_.reset(); // reconnect; unacked jobs go back to the queue
-      continue;
-    }
+    if (!first)
+      continue; // reconnect; unacked jobs went back to the queue
     if (!*first) {
       // Idle: the consumer's wait sent its heartbeats, the results
       // connection gets its own here (or is found dropped and renewed
       // before a result needs it).
-      if (!publisher_->keep_alive())
-        publisher_.reset();
+      publisher_.keep_alive();
       continue;
     }
     // Take what else is already here (up to the prefetch), so that the
@@ -181,19 +158,19 @@ worker::next_job(std::chrono::milliseconds wait) {
     backlog_.pop_front();
     return std::optional<incoming_message>{std::move(m)};
   }
-  return consumer_->next_message(wait);
+  return consumer_.next_message(wait);
 }
 
 void worker::keep_alive() {
   // A delivery read here is kept for the next batch; its tag is newer than
   // any of the running batch, so that batch's cumulative ack leaves it be.
-  if (consumer_ && consumer_->is_open()) {
-    auto m = consumer_->next_message(std::chrono::milliseconds{0});
+  if (consumer_.is_open()) {
+    auto m = consumer_.next_message(std::chrono::milliseconds{0});
     if (m && *m)
       backlog_.push_back(std::move(**m));
   }
-  if (publisher_)
-    publisher_->keep_alive();
+  if (publisher_.is_open())
+    publisher_.keep_alive();
 }
 
 void worker::process(const std::vector<incoming_message>& batch) {
@@ -216,16 +193,14 @@ void worker::process(const std::vector<incoming_message>& batch) {
   // Results that never left because the results connection had been
   // dropped go again over a new one: the jobs are not run twice for it.
   auto statuses = out.empty() ? std::vector<publish_status>{}
-                              : publish_resending(publisher_,
-                                                  [this] { return connect_publisher(); },
-                                                  out, confirm_timeout);
+                              : publisher_.publish(out, confirm_timeout);
   // One cumulative ack covers every job of the batch up to the last one
   // whose result is confirmed: the channel holds no older unacked job
   // (each batch ends acked, or the connection is dropped).
   std::optional<uint64_t> ack_through;
   auto ack_done = [&] {
     if (ack_through)
-      consumer_->ack(*ack_through, /*multiple*/ true);
+      consumer_.ack(*ack_through, /*multiple*/ true);
   };
   size_t next = 0;
   for (size_t i = 0; i < batch.size(); ++i) {

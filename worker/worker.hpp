@@ -25,7 +25,7 @@
 
 #include <caf/error.hpp>
 
-#include "core/amqp/amqp_client.hpp"
+#include "core/amqp/amqp_session.hpp"
 #include "core/config/config.hpp"
 #include "worker/helper_thread.hpp"
 #include "worker/job_runner.hpp"
@@ -65,8 +65,8 @@ public:
   const worker_counters& counters() const { return counters_; }
 
 private:
+  /// Drops both connections and opens both again.
   caf::error connect();
-  caf::expected<std::unique_ptr<amqp_client>> connect_publisher() const;
   /// What to do with one message: send `result` and then ack; or just ack
   /// (a direct job: nobody waits for its result; an unreadable message that
   /// names no delivery).
@@ -86,7 +86,8 @@ private:
   handler_map handlers_;
   std::atomic<bool> stop_{false};
   worker_counters counters_;
-  std::unique_ptr<amqp_client> consumer_, publisher_;
+  amqp_session consumer_;  ///< consumes the queue
+  amqp_session publisher_; ///< publishes the results
   std::deque<incoming_message> backlog_; ///< delivered while a handler ran
   helper_thread handler_thread_;
 };

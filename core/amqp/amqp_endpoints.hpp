@@ -1,12 +1,14 @@
 // The broker side of the seams on rabbitmq-c: a publisher of job messages
-// and a source of result messages. Each owns one connection, declares the
-// queues it needs when it connects, and connects again after a break.
+// and a source of result messages, each one amqp_session (its own
+// connection, the queues it needs declared on every connect, connected
+// again after a break).
 #pragma once
 
-#include <memory>
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "core/amqp/amqp_session.hpp"
 #include "core/domain/stores.hpp"
 
 namespace outbox {
@@ -18,15 +20,13 @@ public:
                      std::chrono::milliseconds confirm_timeout);
   caf::error ready() override;
   /// Messages the broker never got because the connection was found
-  /// broken go again over a new one (publish_resending).
+  /// broken go again over a new one (amqp_session::publish).
   std::vector<publish_status>
   publish(const std::vector<outgoing_message>& ms) override;
 
 private:
-  caf::expected<std::unique_ptr<amqp_client>> connect() const;
-  std::string url_, queue_;
+  amqp_session session_;
   std::chrono::milliseconds confirm_timeout_;
-  std::unique_ptr<amqp_client> client_;
 };
 
 class amqp_result_source : public result_source {
@@ -38,10 +38,7 @@ public:
   caf::error ack_through(uint64_t tag) override;
 
 private:
-  caf::error connect();
-  std::string url_, queue_;
-  uint16_t prefetch_;
-  std::unique_ptr<amqp_client> client_;
+  amqp_session session_;
 };
 
 } // namespace outbox

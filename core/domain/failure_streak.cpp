@@ -1,5 +1,9 @@
 #include "core/domain/failure_streak.hpp"
 
+#include <algorithm>
+
+#include "core/domain/backoff.hpp"
+
 namespace outbox {
 
 failure_streak::failure_streak(int64_t every, std::chrono::seconds interval)
@@ -23,6 +27,11 @@ int64_t failure_streak::succeeded() {
   count_ = 0;
   logged_at_count_ = 0;
   return n;
+}
+
+std::chrono::milliseconds failure_streak::backoff(std::chrono::milliseconds cap) const {
+  // backoff_delay stops growing long before an int overflows.
+  return backoff_delay(static_cast<int>(std::min<int64_t>(count_, 1000)), cap);
 }
 
 } // namespace outbox

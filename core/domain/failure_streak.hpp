@@ -2,7 +2,8 @@
 // first, then a summary every `every`-th failure or once `interval` passed
 // since the last line, whichever comes first. A broker or database that
 // stays away then costs a line now and then ("still failing, N failures
-// since ..."), not one per retry.
+// since ..."), not one per retry. The one counter of such a run: it also
+// gives the reconnect backoff, so a caller keeps no count of its own.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,9 @@ public:
 
   /// Failures in the current run (0 after a success).
   int64_t count() const { return count_; }
+
+  /// The reconnect delay after the failures so far (backoff_delay).
+  std::chrono::milliseconds backoff(std::chrono::milliseconds cap) const;
 
   /// When the current run's first failure happened.
   time_point since() const { return since_; }

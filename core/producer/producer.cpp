@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "core/amqp/amqp_resend.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/domain/retry_policy.hpp"
@@ -12,7 +11,8 @@ namespace outbox {
 
 producer::producer(config cfg, std::chrono::milliseconds confirm_timeout)
   : cfg_(std::move(cfg)), confirm_timeout_(confirm_timeout),
-    store_(cfg_.names), rng_(std::random_device{}()) {
+    store_(cfg_.names), session_({cfg_.amqp_url, "outbox producer (direct)", {}, {}, 0}),
+    rng_(std::random_device{}()) {
 }
 
 producer::~producer() = default;
@@ -21,21 +21,6 @@ caf::expected<int64_t> producer::add(pg_conn* conn, const event& ev) {
   if (!cfg_.publishes_directly(ev.event_type))
     return store_.add(conn, ev);
   return publish_directly(ev);
-}
-
-caf::error producer::connect() {
-  // Between events the connection may sit idle for longer than the broker
-  // waits for heartbeats: keep_alive() sends one that is due, and finds a
-  // connection the broker dropped meanwhile before it is used.
-  if (client_ && client_->keep_alive())
-    return caf::none;
-  client_.reset();
-  declared_.clear();
-  auto c = amqp_client::connect(cfg_.amqp_url, "outbox producer (direct)");
-  if (!c)
-    return c.error();
-  client_ = std::move(*c);
-  return caf::none;
 }
 
 std::string producer::next_message_id() {
@@ -51,9 +36,7 @@ std::string producer::next_message_id() {
   return buf;
 }
 
-caf::expected<int64_t> producer::publish_directly(const event& ev) {
-  if (auto invalid = validate_event(ev))
-    return invalid;
+std::vector<outgoing_message> producer::direct_messages(const event& ev) {
   auto log = logger("producer");
   auto now = clock_type::now();
   // The event's own time to live and expiry (the earlier wins), then each
@@ -61,6 +44,9 @@ caf::expected<int64_t> producer::publish_directly(const event& ev) {
   auto ev_expiry = effective_expiry(ev.ttl_seconds.value_or(0), now,
                                     ev.expires_at);
   auto routes = cfg_.routes_for(ev.event_type);
+  if (routes.empty())
+    log->warn("event=direct_without_route eventType={} action=dropped",
+              kv(ev.event_type));
   std::vector<outgoing_message> messages;
   for (auto& r : routes) {
     auto expiry = effective_expiry(r.rules.ttl_seconds, now, ev_expiry);
@@ -77,26 +63,25 @@ caf::expected<int64_t> producer::publish_directly(const event& ev) {
     messages.push_back(direct_job_message(r.job, r.queue, ev, next_message_id(),
                                           ttl_ms));
   }
-  if (messages.empty()) {
-    if (routes.empty())
-      log->warn("event=direct_without_route eventType={} action=dropped",
-                kv(ev.event_type));
+  return messages;
+}
+
+caf::expected<int64_t> producer::publish_directly(const event& ev) {
+  if (auto invalid = validate_event(ev))
+    return invalid;
+  auto messages = direct_messages(ev);
+  if (messages.empty())
     return int64_t{0};
-  }
-  if (auto err = connect())
+  // Between events the connection may sit idle for longer than the broker
+  // waits for heartbeats: the session sends one that is due, and finds a
+  // connection the broker dropped meanwhile before it is used.
+  if (auto err = session_.ready())
     return err;
   for (auto& m : messages)
-    if (declared_.insert(m.routing_key).second)
-      if (auto err = client_->declare_queue(m.routing_key)) {
-        declared_.erase(m.routing_key);
-        client_.reset();
-        return err;
-      }
-  // The queues are declared (and durable): a new connection needs none.
-  auto statuses = publish_resending(
-    client_,
-    [this] { return amqp_client::connect(cfg_.amqp_url, "outbox producer (direct)"); },
-    messages, confirm_timeout_);
+    if (auto err = session_.declare(m.routing_key))
+      return err;
+  auto statuses = session_.publish(messages, confirm_timeout_);
+  auto log = logger("producer");
   for (size_t i = 0; i < messages.size(); ++i) {
     auto st = i < statuses.size() ? statuses[i] : publish_status::lost;
     if (st != publish_status::confirmed) {

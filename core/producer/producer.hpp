@@ -9,10 +9,9 @@
 #include <chrono>
 #include <memory>
 #include <random>
-#include <set>
 #include <string>
 
-#include "core/amqp/amqp_client.hpp"
+#include "core/amqp/amqp_session.hpp"
 #include "core/config/config.hpp"
 #include "core/producer/event_store.hpp"
 
@@ -39,14 +38,16 @@ public:
 
 private:
   caf::expected<int64_t> publish_directly(const event& ev);
-  caf::error connect();
+  /// The direct messages of `ev`, one per route whose time is not over.
+  std::vector<outgoing_message> direct_messages(const event& ev);
   std::string next_message_id();
 
   config cfg_;
   std::chrono::milliseconds confirm_timeout_;
   db_event_store store_;
-  std::unique_ptr<amqp_client> client_;
-  std::set<std::string> declared_; ///< queues declared on this connection
+  /// Connects only when the first direct event comes; declares each
+  /// route's queue when it is first published to.
+  amqp_session session_;
   std::mt19937_64 rng_;
 };
 

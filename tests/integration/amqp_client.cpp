@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/amqp/amqp_client.hpp"
+#include "core/amqp/amqp_session.hpp"
 #include "core/base/errors.hpp"
 #include "tests/integration/test_services.hpp"
 
@@ -158,6 +159,38 @@ CAF_TEST(a connection the broker dropped is detected and fails fast) {
   auto next = (*c)->publish_batch({msg(queue, 2)}, 2s);
   CAF_CHECK_EQUAL(to_string(next[0]), std::string{"unsent"});
   CAF_CHECK((*c)->ack(1) == errc::broker_unavailable);
+}
+
+CAF_TEST(a session declares its queues on every connect and consumes again after a reset) {
+  auto results = queue + ".session";
+  extra_queues.push_back(results);
+  amqp_session consumer{{amqp_url(), "outbox-test consumer", {results}, results, 10}};
+  amqp_session publisher{{amqp_url(), "outbox-test publisher", {}, {}, 0}};
+  CAF_REQUIRE(!consumer.ready());
+  CAF_REQUIRE(!publisher.declare(results));
+  auto st = publisher.publish({msg(results, 1)}, 10s);
+  CAF_REQUIRE_EQUAL(st.size(), 1u);
+  CAF_CHECK_EQUAL(to_string(st[0]), std::string{"confirmed"});
+  auto m = consumer.next_message(5s);
+  CAF_REQUIRE(m && *m);
+  CAF_CHECK_EQUAL((*m)->message_id, "1");
+  // Dropped unacked: the new connection consumes again and gets it back.
+  consumer.reset();
+  CAF_CHECK(!consumer.is_open());
+  CAF_CHECK(consumer.ack((*m)->delivery_tag, false)); // no connection
+  CAF_REQUIRE(!consumer.ready());
+  auto again = consumer.next_message(5s);
+  CAF_REQUIRE(again && *again);
+  CAF_CHECK_EQUAL((*again)->message_id, "1");
+  CAF_CHECK((*again)->redelivered);
+  CAF_CHECK(!consumer.ack((*again)->delivery_tag, false));
+  // A queue declared once is declared again by every later connect: a
+  // mandatory publish after the queue vanished is not returned.
+  CAF_REQUIRE(!client->delete_queue(results));
+  publisher.reset();
+  st = publisher.publish({msg(results, 2)}, 10s);
+  CAF_REQUIRE_EQUAL(st.size(), 1u);
+  CAF_CHECK_EQUAL(to_string(st[0]), std::string{"confirmed"});
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

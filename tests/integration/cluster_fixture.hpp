@@ -126,11 +126,11 @@ struct running_node {
 
   explicit running_node(const config& c) {
     sys = std::make_unique<caf::actor_system>(cfg);
-    node_options opts;
-    opts.roles = {"status", "router", "dispatcher", "results", "sweeper"};
-    opts.queues = c.queues();
-    opts.listen = host_port{"127.0.0.1", 0}; // any free port
-    auto started = node::start(*sys, c, opts);
+    node_settings settings;
+    settings.roles = all_node_roles();
+    settings.queues = c.queues();
+    settings.listen = host_port{"127.0.0.1", 0}; // any free port
+    auto started = node::start(*sys, c, settings);
     if (!started)
       CAF_FAIL("node did not start: " << render(started.error()));
     n = std::move(*started);

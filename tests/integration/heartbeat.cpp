@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "core/amqp/amqp_resend.hpp"
+#include "core/amqp/amqp_session.hpp"
 #include "core/producer/producer.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/running_worker.hpp"
@@ -76,20 +76,23 @@ CAF_TEST(a publisher kept alive through an idle period publishes at once) {
   CAF_CHECK_EQUAL(to_string(st[0]), std::string{"confirmed"});
 }
 
-CAF_TEST(a connection dropped while idle sends nothing and a new one sends it) {
+CAF_TEST(a connection dropped while idle sends nothing and a session sends it again) {
   auto q = queue("dropped");
   auto url = short_heartbeat_url();
   auto c = must_connect(url);
   CAF_REQUIRE(!c->declare_queue(q));
-  std::this_thread::sleep_for(idle_period); // silent: the broker drops it
+  amqp_session session{{url, "outbox heartbeat test", {q}, {}, 0}};
+  CAF_REQUIRE(!session.ready());
+  std::this_thread::sleep_for(idle_period); // silent: the broker drops both
   auto st = c->publish_batch({message_to(q)}, 5s);
   CAF_REQUIRE_EQUAL(st.size(), 1u);
   CAF_CHECK_EQUAL(to_string(st[0]), std::string{"unsent"});
-  auto again = publish_resending(
-    c, [&] { return amqp_client::connect(url, "outbox heartbeat test"); },
-    {message_to(q)}, 5s);
+  // The session's first try finds its connection dropped in the same way
+  // and sends the message once more over a new one.
+  auto again = session.publish({message_to(q)}, 5s);
   CAF_REQUIRE_EQUAL(again.size(), 1u);
   CAF_CHECK_EQUAL(to_string(again[0]), std::string{"confirmed"});
+  CAF_CHECK(session.is_open());
 }
 
 CAF_TEST(relay and worker complete deliveries on their first attempt after idling) {

@@ -39,3 +39,21 @@ CAF_TEST(a success ends the run and the next failure is logged again) {
   CAF_CHECK(s.failed(t0 + seconds{1}));
   CAF_CHECK(s.since() == t0 + seconds{1});
 }
+
+CAF_TEST(the backoff grows with the run and starts over after a success) {
+  using std::chrono::milliseconds;
+  failure_streak s;
+  auto t0 = time_point{seconds{1'800'000'000}};
+  s.failed(t0);
+  CAF_CHECK_EQUAL(s.backoff(milliseconds{5000}).count(), 200);
+  s.failed(t0);
+  s.failed(t0);
+  CAF_CHECK_EQUAL(s.backoff(milliseconds{5000}).count(), 800);
+  CAF_CHECK_EQUAL(s.backoff(milliseconds{500}).count(), 500);
+  for (int i = 0; i < 2000; ++i)
+    s.failed(t0);
+  CAF_CHECK_EQUAL(s.backoff(milliseconds{5000}).count(), 5000);
+  s.succeeded();
+  s.failed(t0);
+  CAF_CHECK_EQUAL(s.backoff(milliseconds{5000}).count(), 200);
+}

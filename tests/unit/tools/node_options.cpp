@@ -1,8 +1,8 @@
-#define CAF_SUITE actors.node_options
+#define CAF_SUITE tools.node_options
 #include <caf/test/unit_test.hpp>
 
-#include "actors/node_options.hpp"
 #include "core/base/errors.hpp"
+#include "tools/node_options.hpp"
 
 using namespace outbox;
 
@@ -21,16 +21,16 @@ config two_queues() {
 }
 
 std::string problems(const node_flags& f) {
-  auto o = make_node_options(f, two_queues());
+  auto o = make_node_settings(f, two_queues());
   return o ? "ok" : context_of(o.error());
 }
 
 } // namespace
 
 CAF_TEST(alone a node runs every role for every queue on loopback) {
-  auto o = make_node_options(node_flags{}, two_queues());
+  auto o = make_node_settings(node_flags{}, two_queues());
   CAF_REQUIRE(o);
-  CAF_CHECK_EQUAL(o->roles, (std::vector<std::string>{
+  CAF_CHECK_EQUAL(role_names(o->roles), (std::vector<std::string>{
                               "status", "router", "dispatcher", "results",
                               "sweeper"}));
   CAF_CHECK_EQUAL(o->queues, (std::vector<std::string>{"qa", "qb"}));
@@ -45,9 +45,11 @@ CAF_TEST(roles and queues come as lists or comma-separated) {
   f.roles = {"dispatcher,results"};
   f.queues = {"qb"};
   f.join = "10.0.0.5:4250";
-  auto o = make_node_options(f, two_queues());
+  auto o = make_node_settings(f, two_queues());
   CAF_REQUIRE(o);
-  CAF_CHECK_EQUAL(o->roles, (std::vector<std::string>{"dispatcher", "results"}));
+  CAF_CHECK(o->has(node_role::dispatcher));
+  CAF_CHECK(!o->has(node_role::router));
+  CAF_CHECK_EQUAL(role_names(o->roles), (std::vector<std::string>{"dispatcher", "results"}));
   CAF_CHECK_EQUAL(o->queues, (std::vector<std::string>{"qb"}));
   CAF_CHECK(!o->listen);
   CAF_REQUIRE(o->join);
@@ -59,12 +61,12 @@ CAF_TEST(listen takes a port alone and binds loopback) {
   node_flags f;
   f.roles = {"status"};
   f.listen = "5000";
-  auto o = make_node_options(f, two_queues());
+  auto o = make_node_settings(f, two_queues());
   CAF_REQUIRE(o);
   CAF_CHECK_EQUAL(o->listen->host, "127.0.0.1");
   CAF_CHECK_EQUAL(o->listen->port, 5000);
   f.listen = "0.0.0.0:5001";
-  auto any = make_node_options(f, two_queues());
+  auto any = make_node_settings(f, two_queues());
   CAF_REQUIRE(any);
   CAF_CHECK_EQUAL(any->listen->host, "0.0.0.0");
 }
@@ -102,4 +104,13 @@ CAF_TEST(a queue named twice is refused) {
   node_flags f;
   f.queues = {"qa,qb,qa"};
   CAF_CHECK_EQUAL(problems(f), "--queues: \"qa\" is given twice");
+}
+
+CAF_TEST(every role name parses back to its role) {
+  for (auto r : all_node_roles())
+    CAF_CHECK(parse_node_role(to_string(r)) == r);
+  CAF_CHECK(!parse_node_role("Router"));
+  CAF_CHECK(runs_per_queue(node_role::dispatcher));
+  CAF_CHECK(runs_per_queue(node_role::results));
+  CAF_CHECK(!runs_per_queue(node_role::sweeper));
 }

@@ -1,4 +1,4 @@
-#include "actors/node_options.hpp"
+#include "tools/node_options.hpp"
 
 #include <algorithm>
 #include <set>
@@ -9,12 +9,6 @@
 namespace outbox {
 
 namespace {
-
-const std::vector<std::string>& all_roles() {
-  static const std::vector<std::string> roles{"status", "router", "dispatcher",
-                                              "results", "sweeper"};
-  return roles;
-}
 
 // CAF reads "--roles=a,b" as one or several strings: accept both.
 std::vector<std::string> split_list(const std::vector<std::string>& xs) {
@@ -35,10 +29,6 @@ std::vector<std::string> split_list(const std::vector<std::string>& xs) {
 }
 
 } // namespace
-
-bool node_options::has(const std::string& role) const {
-  return std::find(roles.begin(), roles.end(), role) != roles.end();
-}
 
 caf::expected<host_port> parse_host_port(const std::string& text,
                                          const std::string& default_host) {
@@ -63,58 +53,87 @@ caf::expected<host_port> parse_host_port(const std::string& text,
   return out;
 }
 
-caf::expected<node_options> make_node_options(const node_flags& flags,
-                                              const config& cfg) {
-  node_options out;
-  std::vector<std::string> problems;
-  out.roles = split_list(flags.roles);
-  if (out.roles.empty())
-    out.roles = all_roles();
+namespace {
+
+using problem_list = std::vector<std::string>;
+
+// The named roles (default all), each known and named once.
+std::vector<node_role> read_roles(const node_flags& flags, problem_list& problems) {
+  auto names = split_list(flags.roles);
+  if (names.empty())
+    return all_node_roles();
+  std::vector<node_role> out;
   std::set<std::string> seen;
-  for (auto& r : out.roles) {
-    if (std::find(all_roles().begin(), all_roles().end(), r) == all_roles().end())
-      problems.push_back("--roles: unknown role \"" + r
-                         + "\" (known: status, router, dispatcher, results, "
-                           "sweeper)");
-    else if (!seen.insert(r).second)
-      problems.push_back("--roles: \"" + r + "\" is given twice");
+  for (auto& name : names) {
+    auto r = parse_node_role(name);
+    if (!r)
+      problems.push_back("--roles: unknown role \"" + name + "\" (known: "
+                         + join(role_names(all_node_roles()), ", ") + ")");
+    else if (!seen.insert(name).second)
+      problems.push_back("--roles: \"" + name + "\" is given twice");
+    else
+      out.push_back(*r);
   }
+  return out;
+}
+
+// The named queues (default every routed one), each routed and named once.
+std::vector<std::string> read_queues(const node_flags& flags, const config& cfg,
+                                     problem_list& problems) {
   auto configured = cfg.queues();
-  out.queues = split_list(flags.queues);
-  if (out.queues.empty())
-    out.queues = configured;
-  std::set<std::string> seen_queues;
-  for (auto& q : out.queues) {
+  auto out = split_list(flags.queues);
+  if (out.empty())
+    out = configured;
+  std::set<std::string> seen;
+  for (auto& q : out) {
     if (std::find(configured.begin(), configured.end(), q) == configured.end())
       problems.push_back("--queues: \"" + q + "\" is not the queue of any route");
     // Two dispatchers of one queue in one node would only compete.
-    else if (!seen_queues.insert(q).second)
+    else if (!seen.insert(q).second)
       problems.push_back("--queues: \"" + q + "\" is given twice");
   }
-  if (!flags.queues.empty() && !out.has("dispatcher") && !out.has("results"))
-    problems.push_back("--queues: needs the dispatcher or results role");
-  if (flags.sleep < 1 || flags.sleep > 3600)
-    problems.push_back("--sleep: must be an integer number of seconds, 1..3600");
-  out.sleep_seconds = static_cast<int>(flags.sleep);
-  out.once = flags.once;
+  return out;
+}
+
+// --listen for the status node (loopback by default), --join for the others.
+void read_addresses(const node_flags& flags, node_settings& out,
+                    problem_list& problems) {
+  bool status = out.has(node_role::status);
   if (!flags.listen.empty()) {
-    if (!out.has("status"))
+    if (!status)
       problems.push_back("--listen: only a node with the status role listens");
     else if (auto hp = parse_host_port(flags.listen, "127.0.0.1"))
       out.listen = *hp;
     else
       problems.push_back("--listen: " + context_of(hp.error()));
-  } else if (out.has("status") && !out.once) {
+  } else if (status && !out.once) {
     out.listen = host_port{"127.0.0.1", default_status_port};
   }
   if (!flags.join.empty()) {
-    if (out.has("status"))
+    if (status)
       problems.push_back("--join: the status node is the one others join");
     else if (auto hp = parse_host_port(flags.join, "127.0.0.1"))
       out.join = *hp;
     else
       problems.push_back("--join: " + context_of(hp.error()));
   }
+}
+
+} // namespace
+
+caf::expected<node_settings> make_node_settings(const node_flags& flags,
+                                                const config& cfg) {
+  node_settings out;
+  problem_list problems;
+  out.roles = read_roles(flags, problems);
+  out.queues = read_queues(flags, cfg, problems);
+  if (!flags.queues.empty() && !out.has_queue_roles())
+    problems.push_back("--queues: needs the dispatcher or results role");
+  if (flags.sleep < 1 || flags.sleep > 3600)
+    problems.push_back("--sleep: must be an integer number of seconds, 1..3600");
+  out.sleep_seconds = static_cast<int>(flags.sleep);
+  out.once = flags.once;
+  read_addresses(flags, out, problems);
   if (!problems.empty())
     return make_error(errc::config_invalid, join(problems, "\n"));
   return out;

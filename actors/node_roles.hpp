@@ -1,0 +1,52 @@
+// The spawning half of the node bootstrap: one function per role (and per
+// helper a role needs: the node agent, the NOTIFY listeners), run in the
+// order their handles are needed. A new role is a row of the table of roles
+// (node_settings.cpp) and a spawn function here; a knob touches the spawn
+// function of its role.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/error.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/node_settings.hpp"
+#include "actors/pass_loop.hpp"
+#include "core/config/config.hpp"
+
+namespace outbox {
+
+/// Everything a node spawned; the node stops and awaits them.
+struct node_actors {
+  status_actor status;
+  uint16_t status_port = 0; ///< 0 when this node publishes no status actor
+  node_agent_actor agent;
+  router_actor router;
+  caf::actor listener;       ///< NOTIFY of events: wakes the router
+  caf::actor ready_listener; ///< NOTIFY of deliveries: wakes dispatchers
+  std::vector<pass_actor> dispatchers, result_handlers, sweepers;
+  /// This node's dispatchers by queue: its router and ready listener wake them.
+  std::vector<dispatcher_entry> local_dispatchers;
+};
+
+/// What the spawn functions read, and where they put what they spawned.
+struct node_bootstrap {
+  caf::actor_system& sys;
+  const config& cfg;
+  const node_settings& settings;
+  node_actors& actors;
+  node_info info;    ///< what the agent joins with; each spawn adds its actors
+  pass_settings pass; ///< the loop of every pass actor
+  /// Tags this node's NOTIFYs of new deliveries: its own router wakes its
+  /// dispatchers directly, its ready listener skips them.
+  std::string origin;
+};
+
+/// Spawns every role of `b.settings` and the helpers they need. Fails only
+/// when the status port cannot be opened (the caller stops what was
+/// spawned); lost servers later are failures of single actors, retried.
+caf::error spawn_node_roles(node_bootstrap& b);
+
+} // namespace outbox

@@ -1,0 +1,49 @@
+// What one node runs, as the bootstrap takes it: its roles, queues and
+// cluster addresses, already checked (the command line is read and checked
+// in tools/node_options.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace outbox {
+
+/// The roles a node can take. Their names are in one table (node_settings.cpp).
+enum class node_role { status, router, dispatcher, results, sweeper };
+
+/// Every role, in the table's order (the default of a node).
+const std::vector<node_role>& all_node_roles();
+
+/// The role's name on the command line, in logs and in the status view.
+const char* to_string(node_role r);
+
+/// The names of `roles`, in their order.
+std::vector<std::string> role_names(const std::vector<node_role>& roles);
+
+/// The role of a name, nullopt for an unknown one.
+std::optional<node_role> parse_node_role(const std::string& name);
+
+/// True for the roles that run an actor per queue (dispatcher, results).
+bool runs_per_queue(node_role r);
+
+struct host_port {
+  std::string host;
+  uint16_t port = 0;
+};
+
+struct node_settings {
+  std::vector<node_role> roles;
+  std::vector<std::string> queues; ///< for dispatchers and result handlers
+  std::optional<host_port> listen; ///< where the status actor is published
+  std::optional<host_port> join;   ///< the status node of the cluster
+  bool once = false;
+  int sleep_seconds = 1;
+
+  bool has(node_role r) const;
+  /// True when some role of this node runs an actor per queue.
+  bool has_queue_roles() const;
+};
+
+} // namespace outbox

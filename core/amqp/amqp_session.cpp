@@ -1,0 +1,109 @@
+#include "core/amqp/amqp_session.hpp"
+
+#include <algorithm>
+
+#include "core/base/errors.hpp"
+
+namespace outbox {
+
+amqp_session::amqp_session(amqp_session_options opts) : opts_(std::move(opts)) {
+}
+
+caf::error amqp_session::connect() {
+  client_.reset();
+  auto c = amqp_client::connect(opts_.url, opts_.name);
+  if (!c)
+    return c.error();
+  for (auto& q : opts_.declare)
+    if (auto err = (*c)->declare_queue(q))
+      return err;
+  if (!opts_.consume.empty())
+    if (auto err = (*c)->consume(opts_.consume, opts_.prefetch))
+      return err;
+  client_ = std::move(*c);
+  return caf::none;
+}
+
+caf::error amqp_session::ready() {
+  // A consumer's keep_alive would read (and drop) its deliveries.
+  bool live = client_
+              && (opts_.consume.empty() ? client_->keep_alive() : client_->is_open());
+  return live ? caf::none : connect();
+}
+
+caf::error amqp_session::declare(const std::string& queue) {
+  if (std::find(opts_.declare.begin(), opts_.declare.end(), queue)
+      != opts_.declare.end())
+    return caf::none; // declared by the connect
+  if (auto err = ready())
+    return err;
+  if (auto err = client_->declare_queue(queue)) {
+    reset();
+    return err;
+  }
+  opts_.declare.push_back(queue);
+  return caf::none;
+}
+
+std::vector<publish_status>
+amqp_session::publish(const std::vector<outgoing_message>& ms,
+                      std::chrono::milliseconds timeout) {
+  std::vector<publish_status> out(ms.size(), publish_status::unsent);
+  if (!is_open() && connect())
+    return out;
+  out = client_->publish_batch(ms, timeout);
+  std::vector<size_t> again;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == publish_status::unsent)
+      again.push_back(i);
+  if (!again.empty() && !connect()) {
+    std::vector<outgoing_message> resend;
+    resend.reserve(again.size());
+    for (auto i : again)
+      resend.push_back(ms[i]);
+    auto second = client_->publish_batch(resend, timeout);
+    for (size_t k = 0; k < again.size() && k < second.size(); ++k)
+      out[again[k]] = second[k];
+  }
+  if (!is_open())
+    reset();
+  return out;
+}
+
+caf::expected<std::optional<incoming_message>>
+amqp_session::next_message(std::chrono::milliseconds timeout) {
+  if (!client_)
+    return make_error(errc::broker_unavailable,
+                      "consume: the broker connection is broken");
+  auto m = client_->next_message(timeout);
+  if (!m)
+    reset();
+  return m;
+}
+
+caf::error amqp_session::ack(uint64_t tag, bool multiple) {
+  if (!client_)
+    return make_error(errc::broker_unavailable,
+                      "basic.ack: the broker connection is broken");
+  auto err = client_->ack(tag, multiple);
+  if (err)
+    reset();
+  return err;
+}
+
+bool amqp_session::keep_alive() {
+  if (client_ && client_->keep_alive())
+    return true;
+  reset();
+  return false;
+}
+
+bool amqp_session::is_open() const {
+  return client_ && client_->is_open();
+}
+
+void amqp_session::reset() {
+  client_.reset();
+}
+
+} // namespace outbox
