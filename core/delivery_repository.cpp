@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "core/delivery_sql.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
 #include "core/pg_connection.hpp"
@@ -206,20 +207,6 @@ WHERE d.id = u.id AND d.dispatch_id = u.dispatch_id
 RETURNING d.id
 )sql";
 
-void fill_slot(std::string& sql, const std::string& slot, const std::string& with) {
-  if (auto p = sql.find(slot); p != std::string::npos)
-    sql.replace(p, slot.size(), with);
-}
-
-// A timestamptz column as Unix microseconds. 'infinity' and '-infinity'
-// (no number: casting them fails the whole statement) become the ends of
-// bigint, which from_micros reads as the ends of time_point.
-std::string expires_us(const std::string& column) {
-  return "CASE WHEN " + column + " = 'infinity' THEN 9223372036854775807"
-         " WHEN " + column + " = '-infinity' THEN '-9223372036854775808'::bigint"
-         " ELSE (extract(epoch FROM " + column + ") * 1000000)::bigint END";
-}
-
 // `max` is the parameter of the in-flight limit in a claim.
 std::string with_names(std::string sql, const schema_names& n,
                        const char* ready = batch_ready,
@@ -230,7 +217,7 @@ std::string with_names(std::string sql, const schema_names& n,
   fill_slot(sql, "{{ready}}", ready);
   for (const char* column : {"c.expires_at", "expires_at"})
     fill_slot(sql, std::string{"{{expires_us:"} + column + "}}",
-              expires_us(column));
+              unix_micros(column));
   return fill_names(std::move(sql), n);
 }
 
@@ -239,26 +226,28 @@ time_point from_micros(int64_t us) {
   return from_unix_micros(us);
 }
 
-std::optional<time_point> optional_micros(const pg_rows& rows, int r, int c) {
-  if (rows.is_null(r, c))
-    return std::nullopt;
-  return from_micros(rows.int64(r, c));
-}
-
 // One row of decision_columns.
 struct locked_delivery {
   int64_t id, event_id;
-  std::string status, dispatch_id, job, queue;
+  delivery_status status;
+  /// A result of this batch was already decided for it: a duplicate of it
+  /// is stale rather than applied twice.
+  bool decided = false;
+  std::string dispatch_id, job, queue;
   int32_t attempts;
   delivery_rules rules;
   std::optional<time_point> expires_at;
   time_point now;
 };
 
-locked_delivery read_locked(const pg_rows& rows, int i) {
+caf::expected<locked_delivery> read_locked(const pg_rows& rows, int i,
+                                           const char* statement) {
   locked_delivery d;
   d.id = rows.int64(i, 0);
-  d.status = rows.text(i, 1);
+  auto status = read_status(rows, i, 1, statement);
+  if (!status)
+    return status.error();
+  d.status = *status;
   d.dispatch_id = rows.text(i, 2);
   d.job = rows.text(i, 3);
   d.attempts = static_cast<int32_t>(rows.int64(i, 4));
@@ -276,11 +265,11 @@ struct transition_batch {
   std::vector<pg_param> ids, dispatch_ids, statuses, attempts, available, reasons;
   std::vector<delivery_transition> done;
 
-  void add(const locked_delivery& d, const char* status, int32_t attempts_now,
+  void add(const locked_delivery& d, delivery_status status, int32_t attempts_now,
            std::optional<time_point> available_at, pg_param reason) {
     ids.push_back(std::to_string(d.id));
     dispatch_ids.push_back(d.dispatch_id);
-    statuses.push_back(std::string{status});
+    statuses.push_back(std::string{to_string(status)});
     attempts.push_back(std::to_string(attempts_now));
     available.push_back(
       available_at ? pg_param{std::to_string(
@@ -294,13 +283,14 @@ struct transition_batch {
   }
 
   // Adds the retry-or-fail (or expire) transition after a failed attempt.
-  const char* add_failure(const locked_delivery& d, std::string reason) {
+  delivery_status add_failure(const locked_delivery& d, std::string reason) {
     auto decision = decide_after_failure(d.rules, d.attempts + 1, d.now,
                                          d.expires_at);
-    const char* status = decision.outcome == failure_outcome::retry ? "pending"
-                         : decision.outcome == failure_outcome::fail
-                           ? "failed"
-                           : "expired";
+    auto status = decision.outcome == failure_outcome::retry
+                    ? delivery_status::pending
+                  : decision.outcome == failure_outcome::fail
+                    ? delivery_status::failed
+                    : delivery_status::expired;
     add(d, status, d.attempts + 1,
         decision.outcome == failure_outcome::retry
           ? std::optional<time_point>{decision.available_at}
@@ -316,14 +306,13 @@ struct transition_batch {
   }
 };
 
-void count_status(const char* status, int64_t& retried, int64_t& failed,
+void count_status(delivery_status status, int64_t& retried, int64_t& failed,
                   int64_t& expired) {
-  std::string s = status;
-  if (s == "pending")
+  if (status == delivery_status::pending)
     ++retried;
-  else if (s == "failed")
+  else if (status == delivery_status::failed)
     ++failed;
-  else if (s == "expired")
+  else if (status == delivery_status::expired)
     ++expired;
 }
 
@@ -338,23 +327,23 @@ caf::error apply_transitions(pg_connection& conn, const char* name,
 }
 
 // Checks one result against its locked delivery and, if it still applies,
-// adds its transition. `d` is marked decided so that a duplicate of the same
-// result in this batch is stale instead of applying twice.
+// adds its transition.
 result_verdict decide_result(const send_result& r, locked_delivery& d,
                              transition_batch& batch, apply_result& out) {
-  if (d.status != "dispatched" || d.dispatch_id != r.dispatch_id)
+  if (d.decided || d.status != delivery_status::dispatched
+      || d.dispatch_id != r.dispatch_id)
     return result_verdict::stale;
   if (d.job != r.job)
     return result_verdict::wrong_job;
-  d.status = "decided";
+  d.decided = true;
   pg_param reason = r.reason.empty() ? std::nullopt : pg_param{r.reason};
   switch (r.result) {
     case outcome::completed:
-      batch.add(d, "completed", d.attempts, std::nullopt, std::nullopt);
+      batch.add(d, delivery_status::completed, d.attempts, std::nullopt, std::nullopt);
       ++out.completed;
       break;
     case outcome::failed: // not retryable: final whatever retries are left
-      batch.add(d, "failed", d.attempts + 1, std::nullopt,
+      batch.add(d, delivery_status::failed, d.attempts + 1, std::nullopt,
                 reason ? reason : pg_param{"failed"});
       ++out.failed;
       break;
@@ -375,7 +364,8 @@ bool all_completions(const std::vector<send_result>& rs) {
 // The verdict on a completion the statement did not apply, from its row as
 // it was before (the same order of checks as decide_result).
 result_verdict unapplied_verdict(const send_result& r, const pg_rows& rows, int i) {
-  if (rows.text(i, 6) != "dispatched" || rows.text(i, 7) != r.dispatch_id)
+  if (parse_delivery_status(rows.text(i, 6)) != delivery_status::dispatched
+      || rows.text(i, 7) != r.dispatch_id)
     return result_verdict::stale;
   if (rows.text(i, 3) != r.job)
     return result_verdict::wrong_job;
@@ -383,22 +373,6 @@ result_verdict unapplied_verdict(const send_result& r, const pg_rows& rows, int 
 }
 
 } // namespace
-
-const char* to_string(outcome x) {
-  switch (x) {
-    case outcome::completed: return "completed";
-    case outcome::retry: return "retry";
-    case outcome::failed: return "failed";
-  }
-  return "failed";
-}
-
-std::optional<outcome> parse_outcome(const std::string& text) {
-  if (text == "completed") return outcome::completed;
-  if (text == "retry") return outcome::retry;
-  if (text == "failed") return outcome::failed;
-  return std::nullopt;
-}
 
 delivery_repository::delivery_repository(const schema_names& names)
   : claim_sql_(with_names(claim_sql, names)),
@@ -468,7 +442,8 @@ int64_t delivery_repository::read_claim(const pg_rows& rows, claim_result& out,
     if (rows.text(i, 0) == "expired") {
       ++out.expired;
       out.transitions.push_back({rows.int64(i, 2), rows.int64(i, 1),
-                                 rows.text(i, 3), rows.text(i, 4), "expired",
+                                 rows.text(i, 3), rows.text(i, 4),
+                                 delivery_status::expired,
                                  static_cast<int32_t>(rows.int64(i, 10)),
                                  std::nullopt});
       continue;
@@ -544,7 +519,7 @@ delivery_repository::claim_one_by_one(pg_connection& conn,
       continue; // claimed by another dispatcher meanwhile
     ++out.quarantined;
     out.transitions.push_back({q->int64(0, 1), q->int64(0, 0), q->text(0, 2),
-                               q->text(0, 3), "failed",
+                               q->text(0, 3), delivery_status::failed,
                                static_cast<int32_t>(q->int64(0, 4)),
                                std::nullopt});
     log->error("event=delivery_quarantined outboxDeliveryId={} outboxEventId={} "
@@ -573,8 +548,10 @@ delivery_repository::apply_results(pg_connection& conn,
       return rows.error();
     std::map<int64_t, locked_delivery> locked;
     for (int i = 0; i < rows->size(); ++i) {
-      auto d = read_locked(*rows, i);
-      locked.emplace(d.id, std::move(d));
+      auto d = read_locked(*rows, i, "lock_for_results");
+      if (!d)
+        return d.error();
+      locked.emplace(d->id, std::move(*d));
     }
     transition_batch batch;
     for (size_t i = 0; i < rs.size(); ++i)
@@ -618,7 +595,7 @@ delivery_repository::apply_completions(pg_connection& conn,
       }
       int i = it->second;
       out.transitions.push_back({rows->int64(i, 2), id, rows->text(i, 3),
-                                 rows->text(i, 4), "completed",
+                                 rows->text(i, 4), delivery_status::completed,
                                  static_cast<int32_t>(rows->int64(i, 5)),
                                  std::nullopt});
       out.verdicts[k] = result_verdict::applied;
@@ -640,9 +617,11 @@ caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
       return rows.error();
     transition_batch batch;
     for (int i = 0; i < rows->size(); ++i) {
+      auto d = read_locked(*rows, i, "find_timed_out");
+      if (!d)
+        return d.error();
       ++out.timed_out;
-      count_status(batch.add_failure(read_locked(*rows, i),
-                                     "no result before the delivery timeout"),
+      count_status(batch.add_failure(*d, "no result before the delivery timeout"),
                    out.retried, out.failed, out.expired);
     }
     if (auto err = apply_transitions(conn, "apply_timeouts", update_sql_, batch))
@@ -656,7 +635,7 @@ caf::expected<sweep_result> delivery_repository::sweep(pg_connection& conn,
     for (int i = 0; i < expired->size(); ++i)
       out.transitions.push_back({expired->int64(i, 1), expired->int64(i, 0),
                                  expired->text(i, 2), expired->text(i, 3),
-                                 "expired",
+                                 delivery_status::expired,
                                  static_cast<int32_t>(expired->int64(i, 4)),
                                  std::nullopt});
     return out;

@@ -78,7 +78,9 @@ public:
       delivery_transition t;
       t.delivery_id = r.delivery_id;
       t.job = r.job;
-      t.status = r.result == outcome::retry ? "pending" : to_string(r.result);
+      t.status = r.result == outcome::retry       ? delivery_status::pending
+                 : r.result == outcome::completed ? delivery_status::completed
+                                                  : delivery_status::failed;
       if (r.result == outcome::retry)
         t.next_try = retry_at;
       out.transitions.push_back(std::move(t));

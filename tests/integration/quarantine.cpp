@@ -168,7 +168,7 @@ CAF_TEST(a delivery the claim fails on is quarantined and the queue goes on) {
   CAF_CHECK_EQUAL(c->jobs.size(), 3u);
   CAF_CHECK_EQUAL(c->quarantined, 1);
   CAF_REQUIRE_EQUAL(c->transitions.size(), 1u);
-  CAF_CHECK_EQUAL(c->transitions[0].status, "failed");
+  CAF_CHECK_EQUAL(c->transitions[0].status, delivery_status::failed);
   CAF_CHECK_EQUAL(std::to_string(c->transitions[0].delivery_id), poison);
   auto row = must_exec(db, "SELECT status, last_error, finished_at IS NOT NULL FROM "
                              + names.deliveries + " WHERE id = " + poison);
