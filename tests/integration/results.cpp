@@ -155,7 +155,7 @@ CAF_TEST(a timed out dispatch counts as a failed attempt) {
   claim();
   must_exec(db, "UPDATE " + names.deliveries
                   + " SET delivery_timeout_at = now() - interval '1 s'");
-  auto s = repo.sweep(db, 100);
+  auto s = sweeps.sweep(db, 100);
   CAF_REQUIRE(s);
   CAF_CHECK_EQUAL(s->timed_out, 2);
   CAF_CHECK_EQUAL(s->retried, 2);
@@ -163,7 +163,7 @@ CAF_TEST(a timed out dispatch counts as a failed attempt) {
   CAF_CHECK_EQUAL(s->transitions[0].status, delivery_status::pending);
   CAF_CHECK(s->transitions[0].next_try.has_value());
   CAF_CHECK_EQUAL(count_status("pending"), 2);
-  auto again = repo.sweep(db, 100);
+  auto again = sweeps.sweep(db, 100);
   CAF_REQUIRE(again);
   CAF_CHECK_EQUAL(again->timed_out, 0);
 }
@@ -173,7 +173,7 @@ CAF_TEST(the sweep expires waiting deliveries past their time to live) {
   must_exec(db, "UPDATE " + names.deliveries
                   + " SET expires_at = now() - interval '1 s' WHERE id <> "
                     "(SELECT min(id) FROM " + names.deliveries + ")");
-  auto s = repo.sweep(db, 100);
+  auto s = sweeps.sweep(db, 100);
   CAF_REQUIRE(s);
   CAF_CHECK_EQUAL(s->expired, 2);
   CAF_REQUIRE_EQUAL(s->transitions.size(), 2u);
