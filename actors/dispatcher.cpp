@@ -34,8 +34,10 @@ public:
       out.error = std::move(err);
       return out;
     }
-    auto claimed = store_->claim_batch(queue_, limits_.batch_size,
-                                       limits_.max_in_flight);
+    auto claimed = store_->claim_batch(
+      {queue_, limits_.batch_size, limits_.max_in_flight, cursor_});
+    // A failed claim learnt nothing: the next one starts from the beginning.
+    cursor_ = claimed ? claimed->resume : claim_cursor{};
     if (!claimed) {
       out.error = claimed.error();
       return out;
@@ -114,6 +116,9 @@ private:
   std::shared_ptr<job_publisher> publisher_;
   std::string queue_;
   dispatch_limits limits_;
+  /// Where the next claim of the queue starts (see claim_cursor): the
+  /// dispatcher's own, since it is the one that claims the queue in runs.
+  claim_cursor cursor_;
 };
 
 } // namespace

@@ -50,12 +50,13 @@ std::optional<std::vector<int64_t>> parse_ids(const std::vector<std::string>& xs
   return out;
 }
 
-int list(pg_connection& db, admin_repository& repo, const std::string& status,
+int list(pg_connection& db, admin_repository& repo, delivery_status listed,
          const admin_args& a) {
   auto limit = a.limit == not_given ? 100 : a.limit;
   if (limit < 1 || limit > 100000)
     return usage("--limit must be 1..100000");
-  auto rows = repo.list(db, status, a.queue, static_cast<int32_t>(limit));
+  std::string status = to_string(listed);
+  auto rows = repo.list(db, listed, a.queue, static_cast<int32_t>(limit));
   if (!rows)
     return db_failed(status, rows.error());
   if (rows->empty()) {
@@ -106,11 +107,12 @@ int retry(pg_connection& db, admin_repository& repo, const admin_args& a) {
     }
     return rc;
   }
-  if (a.statuses.size() != 1
-      || (a.statuses[0] != "failed" && a.statuses[0] != "expired"))
+  auto status = a.statuses.size() == 1 ? parse_delivery_status(a.statuses[0])
+                                       : std::nullopt;
+  if (!status || !is_retryable_by_operator(*status))
     return usage("retry needs delivery ids, or --status failed|expired "
                  "[--queue Q]");
-  auto n = repo.retry_all(db, a.statuses[0], a.queue);
+  auto n = repo.retry_all(db, *status, a.queue);
   if (!n)
     return db_failed("retry", n.error());
   std::cout << "retried " << *n << " " << a.statuses[0] << " deliveries"
@@ -207,6 +209,26 @@ int discard(pg_connection& db, admin_repository& repo, const admin_args& a) {
   return rc;
 }
 
+// The --status values of prune, every final status when none is given;
+// nullopt, with the value in `refused`, when one names no final status.
+std::optional<std::vector<delivery_status>>
+final_statuses(const std::vector<std::string>& args, std::string& refused) {
+  std::vector<delivery_status> out;
+  for (auto& arg : args) {
+    auto s = parse_delivery_status(arg);
+    if (!s || !is_final(*s)) {
+      refused = arg;
+      return std::nullopt;
+    }
+    out.push_back(*s);
+  }
+  if (args.empty())
+    for (auto s : all_delivery_statuses())
+      if (is_final(s))
+        out.push_back(s);
+  return out;
+}
+
 int prune(pg_connection& db, admin_repository& repo, const admin_args& a) {
   if (a.hours == not_given)
     return usage("prune needs --hours N (N >= 0)");
@@ -214,15 +236,13 @@ int prune(pg_connection& db, admin_repository& repo, const admin_args& a) {
     return usage("--hours must be >= 0");
   if (a.hours > 24 * 365 * 100)
     return usage("--hours is too large");
-  auto statuses = a.statuses;
-  if (statuses.empty())
-    statuses = {"completed", "failed", "expired", "superseded"};
-  for (auto& s : statuses)
-    if (s != "completed" && s != "failed" && s != "expired" && s != "superseded")
-      return usage("--status: \"" + s
-                   + "\" is not a final status (completed, failed, expired, "
-                     "superseded)");
-  auto r = repo.prune(db, a.hours, statuses);
+  std::string refused;
+  auto statuses = final_statuses(a.statuses, refused);
+  if (!statuses)
+    return usage("--status: \"" + refused
+                 + "\" is not a final status (completed, failed, expired, "
+                   "superseded)");
+  auto r = repo.prune(db, a.hours, *statuses);
   if (!r)
     return db_failed("prune", r.error());
   std::cout << "pruned " << r->deliveries << " deliveries and " << r->events
@@ -248,8 +268,8 @@ int run_admin_verb(const std::string& verb, const admin_args& args,
   if (!db)
     return db_failed(verb, db.error());
   admin_repository repo{cfg.names};
-  if (verb == "failed" || verb == "expired")
-    return list(*db, repo, verb, args);
+  if (verb == "failed" || verb == "expired") // the verb names the status
+    return list(*db, repo, *parse_delivery_status(verb), args);
   if (verb == "retry")
     return retry(*db, repo, args);
   if (verb == "forget")

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/domain/delivery_status.hpp"
 #include "core/domain/retry_policy.hpp"
 #include "core/domain/route.hpp"
 
@@ -32,7 +33,8 @@ struct delivery_transition {
   int64_t delivery_id = 0;
   std::string job;
   std::string queue;
-  std::string status; ///< pending (a retry), completed, failed, expired
+  /// The status it reached: pending (a retry), completed, failed, expired.
+  delivery_status status = delivery_status::pending;
   int32_t attempts = 0;
   std::optional<time_point> next_try; ///< for a retry
 };

@@ -63,12 +63,26 @@ lifecycle_event publish_failed_event(const job_to_send& j, std::string reason) {
   return ev;
 }
 
+namespace {
+
+// The kind of step that reaching `status` in a pass is.
+lifecycle_kind kind_of(delivery_status status) {
+  switch (status) {
+    case delivery_status::pending: return lifecycle_kind::retry_scheduled;
+    case delivery_status::completed: return lifecycle_kind::completed;
+    case delivery_status::failed: return lifecycle_kind::failed;
+    case delivery_status::superseded: return lifecycle_kind::superseded;
+    case delivery_status::dispatched: return lifecycle_kind::published;
+    case delivery_status::expired: break;
+  }
+  return lifecycle_kind::expired;
+}
+
+} // namespace
+
 lifecycle_event transition_event(const delivery_transition& t) {
   lifecycle_event ev;
-  ev.kind = t.status == "pending"     ? lifecycle_kind::retry_scheduled
-            : t.status == "completed" ? lifecycle_kind::completed
-            : t.status == "failed"    ? lifecycle_kind::failed
-                                      : lifecycle_kind::expired;
+  ev.kind = kind_of(t.status);
   ev.event_id = t.event_id;
   ev.delivery_id = t.delivery_id;
   ev.job = t.job;

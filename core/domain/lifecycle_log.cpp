@@ -19,15 +19,19 @@ const char* line_name(lifecycle_kind k) {
   }
 }
 
-const char* status_after(lifecycle_kind k) {
+delivery_status status_after(lifecycle_kind k) {
   switch (k) {
     case lifecycle_kind::superseded:
-    case lifecycle_kind::merged: return "superseded";
+    case lifecycle_kind::merged: return delivery_status::superseded;
+    case lifecycle_kind::stored: // no delivery yet; not logged with a status
     case lifecycle_kind::published:
-    case lifecycle_kind::publish_failed: return "dispatched";
-    case lifecycle_kind::retry_scheduled: return "pending";
-    default: return to_string(k);
+    case lifecycle_kind::publish_failed: return delivery_status::dispatched;
+    case lifecycle_kind::retry_scheduled: return delivery_status::pending;
+    case lifecycle_kind::completed: return delivery_status::completed;
+    case lifecycle_kind::failed: return delivery_status::failed;
+    case lifecycle_kind::expired: break;
   }
+  return delivery_status::expired;
 }
 
 bool is_warning(lifecycle_kind k) {
@@ -53,7 +57,7 @@ void log_lifecycle(const char* logger_name, const lifecycle_event& ev) {
     f.event_type = ev.event_type;
     f.job = ev.job;
     f.queue = ev.queue;
-    f.status = status_after(ev.kind);
+    f.status = to_string(status_after(ev.kind));
     f.attempts = ev.attempts;
     f.reason = ev.reason;
     line = std::string{"event="} + line_name(ev.kind) + " " + format_fields(f);

@@ -12,9 +12,11 @@
 #include <caf/expected.hpp>
 
 #include "core/amqp/amqp_client.hpp"
-#include "core/pg/delivery_repository.hpp"
+#include "core/pg/claim_repository.hpp"
+#include "core/pg/result_repository.hpp"
 #include "core/pg/routing_repository.hpp"
 #include "core/pg/status_repository.hpp"
+#include "core/pg/sweep_repository.hpp"
 
 namespace outbox {
 
@@ -29,10 +31,10 @@ public:
 class delivery_store {
 public:
   virtual ~delivery_store() = default;
-  /// See delivery_repository::claim_batch.
-  virtual caf::expected<claim_result> claim_batch(const std::string& queue,
-                                                  int32_t batch_size,
-                                                  int32_t max_in_flight) = 0;
+  /// See claim_repository::claim_batch. The claimer keeps the cursor: it
+  /// passes the `resume` of its previous claim as `request.from`.
+  virtual caf::expected<claim_result>
+  claim_batch(const claim_request& request) = 0;
   virtual caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) = 0;
   virtual caf::expected<sweep_result> sweep(int32_t batch_size) = 0;

@@ -3,12 +3,15 @@
 #include <map>
 #include <set>
 
+#include "core/pg/delivery_sql.hpp"
 #include "core/pg/pg_connection.hpp"
 
 namespace outbox {
 
 namespace {
 
+// The SQL spelling of is_final (core/domain/delivery_status.hpp): the statements
+// guard on it as well, so a verb never races the relay.
 constexpr const char* final_statuses = "('completed', 'failed', 'expired', 'superseded')";
 
 } // namespace
@@ -26,7 +29,8 @@ constexpr const char* delivery_columns =
   " COALESCE(extract(epoch FROM d.finished_at)::bigint, 0)"
   " FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id";
 
-std::vector<delivery_row> read_delivery_rows(const pg_rows* rows) {
+caf::expected<std::vector<delivery_row>>
+read_delivery_rows(const pg_rows* rows, const char* statement) {
   std::vector<delivery_row> out;
   for (int i = 0; i < rows->size(); ++i) {
     delivery_row r;
@@ -36,7 +40,10 @@ std::vector<delivery_row> read_delivery_rows(const pg_rows* rows) {
     r.key = rows->text(i, 3);
     r.job = rows->text(i, 4);
     r.queue = rows->text(i, 5);
-    r.status = rows->text(i, 6);
+    auto status = read_status(*rows, i, 6, statement);
+    if (!status)
+      return status.error();
+    r.status = *status;
     r.last_error = rows->text(i, 7);
     r.attempts = static_cast<int32_t>(rows->int64(i, 8));
     r.created_at = rows->int64(i, 9);
@@ -49,7 +56,7 @@ std::vector<delivery_row> read_delivery_rows(const pg_rows* rows) {
 } // namespace
 
 caf::expected<std::vector<delivery_row>>
-admin_repository::list(pg_connection& conn, const std::string& status,
+admin_repository::list(pg_connection& conn, delivery_status status,
                        const std::optional<std::string>& queue, int32_t limit) {
   auto rows = conn.exec(
     "list_deliveries",
@@ -57,10 +64,10 @@ admin_repository::list(pg_connection& conn, const std::string& status,
                  + " WHERE d.status = $1 AND ($2::text IS NULL OR d.queue = $2)"
                    " ORDER BY d.id DESC LIMIT $3",
                names_),
-    {status, queue, std::to_string(limit)});
+    {std::string{to_string(status)}, queue, std::to_string(limit)});
   if (!rows)
     return rows.error();
-  return read_delivery_rows(&*rows);
+  return read_delivery_rows(&*rows, "list_deliveries");
 }
 
 caf::expected<std::vector<delivery_row>>
@@ -75,7 +82,7 @@ admin_repository::list_quarantined_deliveries(pg_connection& conn, int32_t limit
     {std::to_string(limit)});
   if (!rows)
     return rows.error();
-  return read_delivery_rows(&*rows);
+  return read_delivery_rows(&*rows, "list_quarantined_deliveries");
 }
 
 caf::expected<std::vector<quarantined_event>>
@@ -139,16 +146,20 @@ admin_repository::retry(pg_connection& conn, const std::vector<int64_t>& ids) {
       {pg_int_array(ids)});
     if (!current)
       return current.error();
-    std::map<int64_t, std::string> status;
-    for (int i = 0; i < current->size(); ++i)
-      status[current->int64(i, 0)] = current->text(i, 1);
+    std::map<int64_t, delivery_status> status;
+    for (int i = 0; i < current->size(); ++i) {
+      auto s = read_status(*current, i, 1, "retry_lock");
+      if (!s)
+        return s.error();
+      status[current->int64(i, 0)] = *s;
+    }
     std::vector<admin_verdict> out;
     std::vector<int64_t> retry;
     for (auto id : ids) {
       auto it = status.find(id);
       if (it == status.end())
         out.push_back(admin_verdict::unknown);
-      else if (it->second != "failed" && it->second != "expired")
+      else if (!is_retryable_by_operator(it->second))
         out.push_back(admin_verdict::wrong_status);
       else {
         out.push_back(admin_verdict::done);
@@ -170,7 +181,7 @@ admin_repository::retry(pg_connection& conn, const std::vector<int64_t>& ids) {
 }
 
 caf::expected<int64_t>
-admin_repository::retry_all(pg_connection& conn, const std::string& status,
+admin_repository::retry_all(pg_connection& conn, delivery_status status,
                             const std::optional<std::string>& queue) {
   auto rows = conn.exec("retry_all",
                         fill_names(std::string{"UPDATE {{deliveries}}"} + retry_set
@@ -178,7 +189,7 @@ admin_repository::retry_all(pg_connection& conn, const std::string& status,
                                        " ('failed', 'expired') AND ($2::text IS NULL"
                                        " OR queue = $2) RETURNING id",
                                    names_),
-                        {status, queue});
+                        {std::string{to_string(status)}, queue});
   if (!rows)
     return rows.error();
   return static_cast<int64_t>(rows->size());
@@ -196,8 +207,10 @@ caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
       return current.error();
     if (current->size() == 0)
       return admin_verdict::unknown;
-    auto status = current->text(0, 0);
-    if (status == "pending" || status == "dispatched")
+    auto status = read_status(*current, 0, 0, "forget_lock");
+    if (!status)
+      return status.error();
+    if (!is_final(*status))
       return admin_verdict::not_final;
     auto event_id = current->text(0, 1);
     auto del = conn.exec("forget_delivery",
@@ -219,9 +232,12 @@ caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
 
 caf::expected<prune_result>
 admin_repository::prune(pg_connection& conn, int64_t hours,
-                        const std::vector<std::string>& statuses, int32_t batch) {
+                        const std::vector<delivery_status>& statuses,
+                        int32_t batch) {
   prune_result out;
-  std::vector<pg_param> st(statuses.begin(), statuses.end());
+  std::vector<pg_param> st;
+  for (auto s : statuses)
+    st.emplace_back(to_string(s));
   // Each batch is its own short transaction (autocommit), so the relay is
   // never blocked for long.
   for (;;) {

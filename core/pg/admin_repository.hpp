@@ -10,6 +10,7 @@
 
 #include <caf/expected.hpp>
 
+#include "core/domain/delivery_status.hpp"
 #include "core/domain/schema_names.hpp"
 
 namespace outbox {
@@ -19,7 +20,8 @@ class pg_connection;
 /// One delivery as the listing verbs show it (never the payload).
 struct delivery_row {
   int64_t delivery_id = 0, event_id = 0;
-  std::string event_type, key, job, queue, status, last_error;
+  std::string event_type, key, job, queue, last_error;
+  delivery_status status = delivery_status::pending;
   int32_t attempts = 0;
   int64_t created_at = 0, finished_at = 0; ///< Unix seconds, 0 = none
 };
@@ -46,7 +48,7 @@ public:
 
   /// Deliveries with `status`, newest first, optionally of one queue.
   caf::expected<std::vector<delivery_row>>
-  list(pg_connection& conn, const std::string& status,
+  list(pg_connection& conn, delivery_status status,
        const std::optional<std::string>& queue, int32_t limit);
 
   /// Sends failed or expired deliveries again: back to pending, attempts
@@ -54,9 +56,9 @@ public:
   caf::expected<std::vector<admin_verdict>>
   retry(pg_connection& conn, const std::vector<int64_t>& ids);
 
-  /// The same for every delivery with `status` (failed or expired),
-  /// optionally of one queue; returns how many.
-  caf::expected<int64_t> retry_all(pg_connection& conn, const std::string& status,
+  /// The same for every delivery with `status` (one that
+  /// is_retryable_by_operator), optionally of one queue; returns how many.
+  caf::expected<int64_t> retry_all(pg_connection& conn, delivery_status status,
                                    const std::optional<std::string>& queue);
 
   /// Quarantined events, newest first (schema/009_quarantine.sql).
@@ -80,7 +82,7 @@ public:
   /// `hours` ago, then events left without deliveries, `batch` rows per
   /// transaction so no lock is held for long.
   caf::expected<prune_result> prune(pg_connection& conn, int64_t hours,
-                                    const std::vector<std::string>& statuses,
+                                    const std::vector<delivery_status>& statuses,
                                     int32_t batch = 1000);
 
 private:

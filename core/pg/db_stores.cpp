@@ -47,26 +47,25 @@ caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
 
 db_delivery_store::db_delivery_store(std::string url, const schema_names& names,
                                      commit_mode mode)
-  : session_(std::move(url), relay_session_settings(mode)), repo_(names) {
+  : session_(std::move(url), relay_session_settings(mode)), claims_(names),
+    results_(names), sweeps_(names) {
 }
 
 caf::expected<claim_result>
-db_delivery_store::claim_batch(const std::string& queue, int32_t n,
-                               int32_t max_in_flight) {
-  return session_.run<claim_result>([&](pg_connection& c) {
-    return repo_.claim_batch(c, queue, n, max_in_flight);
-  });
+db_delivery_store::claim_batch(const claim_request& request) {
+  return session_.run<claim_result>(
+    [&](pg_connection& c) { return claims_.claim_batch(c, request); });
 }
 
 caf::expected<apply_result>
 db_delivery_store::apply_results(const std::vector<send_result>& rs) {
   return session_.run<apply_result>(
-    [&](pg_connection& c) { return repo_.apply_results(c, rs); });
+    [&](pg_connection& c) { return results_.apply_results(c, rs); });
 }
 
 caf::expected<sweep_result> db_delivery_store::sweep(int32_t n) {
   return session_.run<sweep_result>(
-    [&](pg_connection& c) { return repo_.sweep(c, n); });
+    [&](pg_connection& c) { return sweeps_.sweep(c, n); });
 }
 
 db_status_store::db_status_store(std::string url, const schema_names& names)

@@ -97,16 +97,16 @@ public:
   /// The result handler's store commits `before_ack`; the dispatcher's and
   /// the sweeper's `relay_progress`.
   db_delivery_store(std::string url, const schema_names& names, commit_mode mode);
-  caf::expected<claim_result> claim_batch(const std::string& queue,
-                                          int32_t batch_size,
-                                          int32_t max_in_flight) override;
+  caf::expected<claim_result> claim_batch(const claim_request& request) override;
   caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) override;
   caf::expected<sweep_result> sweep(int32_t batch_size) override;
 
 private:
   pg_session session_;
-  delivery_repository repo_;
+  claim_repository claims_;
+  result_repository results_;
+  sweep_repository sweeps_;
 };
 
 class db_status_store : public status_store {

@@ -74,6 +74,11 @@ std::optional<std::string> pg_rows::optional_text(int row, int col) const {
   return text(row, col);
 }
 
+int pg_rows::column(const char* name) const {
+  // Quoted: the name is matched exactly, as the statement spells it.
+  return PQfnumber(raw(res_.get()), ("\"" + std::string{name} + "\"").c_str());
+}
+
 struct pg_connection::session {
   std::set<std::string> prepared;
 };

@@ -28,6 +28,9 @@ public:
   std::string text(int row, int col) const;
   int64_t int64(int row, int col) const;
   std::optional<std::string> optional_text(int row, int col) const;
+  /// The index of the column named `name` (as the statement's AS gives
+  /// it), -1 when there is none.
+  int column(const char* name) const;
 
 private:
   std::shared_ptr<pg_result> res_;

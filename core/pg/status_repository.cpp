@@ -1,5 +1,6 @@
 #include "core/pg/status_repository.hpp"
 
+#include "core/pg/delivery_sql.hpp"
 #include "core/pg/pg_connection.hpp"
 
 namespace outbox {
@@ -14,9 +15,12 @@ void add_zeros(std::map<std::string, int64_t>& m) {
 } // namespace
 
 const std::vector<std::string>& delivery_statuses() {
-  static const std::vector<std::string> all{"pending",   "dispatched",
-                                            "completed", "failed",
-                                            "expired",   "superseded"};
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> names;
+    for (auto s : all_delivery_statuses())
+      names.emplace_back(to_string(s));
+    return names;
+  }();
   return all;
 }
 
@@ -52,15 +56,19 @@ caf::expected<status_counts> status_repository::read(pg_connection& conn) {
   add_zeros(out.per_status);
   for (int i = 0; i < deliveries->size(); ++i) {
     auto queue = deliveries->text(i, 0);
-    auto status = deliveries->text(i, 1);
+    // Keyed by the database's spelling: the counts travel to other nodes
+    // and out as JSON. A status outside the table's CHECK is our bug.
+    auto status = read_status(*deliveries, i, 1, "status_deliveries");
+    if (!status)
+      return status.error();
     auto n = deliveries->int64(i, 2);
     auto age = std::stod(deliveries->text(i, 3));
     auto& q = out.per_queue[queue];
     if (q.per_status.empty())
       add_zeros(q.per_status);
-    q.per_status[status] += n;
+    q.per_status[to_string(*status)] += n;
     q.oldest_open_age_seconds = std::max(q.oldest_open_age_seconds, age);
-    out.per_status[status] += n;
+    out.per_status[to_string(*status)] += n;
     out.oldest_open_age_seconds = std::max(out.oldest_open_age_seconds, age);
   }
   return out;

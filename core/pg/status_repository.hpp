@@ -15,8 +15,9 @@ namespace outbox {
 class pg_connection;
 
 struct queue_counts {
-  std::map<std::string, int64_t> per_status; ///< every status, zeros included
-  double oldest_open_age_seconds = 0;        ///< pending or dispatched
+  /// Every status (to_string(delivery_status)), zeros included.
+  std::map<std::string, int64_t> per_status;
+  double oldest_open_age_seconds = 0; ///< pending or dispatched
 };
 
 struct status_counts {
@@ -27,7 +28,8 @@ struct status_counts {
   std::map<std::string, queue_counts> per_queue;
 };
 
-/// Every delivery status, in lifecycle order.
+/// The keys of per_status: every delivery status as the database spells it,
+/// in lifecycle order (see core/domain/delivery_status.hpp).
 const std::vector<std::string>& delivery_statuses();
 
 class status_repository {

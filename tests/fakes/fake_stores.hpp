@@ -39,12 +39,11 @@ public:
   /// The next try the fake reports for every retry it applies.
   time_point retry_at = time_point{std::chrono::seconds{1'800'000'000}};
   int claim_calls = 0;
-  int32_t last_max_in_flight = 0; ///< the limit the last claim was given
+  std::vector<claim_request> requests; ///< every claim's, in order
 
-  caf::expected<claim_result> claim_batch(const std::string&, int32_t,
-                                          int32_t max_in_flight) override {
+  caf::expected<claim_result> claim_batch(const claim_request& request) override {
     ++claim_calls;
-    last_max_in_flight = max_in_flight;
+    requests.push_back(request);
     if (claims.empty()) {
       claim_result none;
       none.next_ready_seconds = next_ready;
@@ -78,7 +77,9 @@ public:
       delivery_transition t;
       t.delivery_id = r.delivery_id;
       t.job = r.job;
-      t.status = r.result == outcome::retry ? "pending" : to_string(r.result);
+      t.status = r.result == outcome::retry       ? delivery_status::pending
+                 : r.result == outcome::completed ? delivery_status::completed
+                                                  : delivery_status::failed;
       if (r.result == outcome::retry)
         t.next_try = retry_at;
       out.transitions.push_back(std::move(t));

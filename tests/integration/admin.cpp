@@ -3,7 +3,8 @@
 
 #include <cstdio>
 
-#include "core/pg/delivery_repository.hpp"
+#include "core/pg/claim_repository.hpp"
+#include "core/pg/result_repository.hpp"
 #include "core/pg/routing_repository.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
@@ -15,7 +16,8 @@ namespace {
 
 struct fixture : cluster_fixture {
   std::string path = "/tmp/" + queue_prefix + "admin.json";
-  delivery_repository repo{names};
+  claim_repository claims{names};
+  result_repository results{names};
 
   fixture() {
     write_config_file(path, R"({"e": [{"job": "J", "queue": "q", "retryDelaysSeconds": []}]})");
@@ -34,7 +36,7 @@ struct fixture : cluster_fixture {
       publish("e", "{}");
     if (!router.route_batch(db, 1000))
       CAF_FAIL("routing failed");
-    auto c = repo.claim_batch(db, "q", 1000);
+    auto c = claims.claim_batch(db, {"q", 1000});
     if (!c)
       CAF_FAIL("claim failed");
     return c->jobs;
@@ -42,7 +44,7 @@ struct fixture : cluster_fixture {
 
   void answer(const job_to_send& j, outcome o) {
     send_result r{j.delivery_id, j.dispatch_id, j.job, o, "worker says no"};
-    if (!repo.apply_results(db, {r}))
+    if (!results.apply_results(db, {r}))
       CAF_FAIL("apply failed");
   }
 
@@ -77,7 +79,7 @@ CAF_TEST(failed deliveries are listed retried and sent again) {
   auto attempts = must_exec(db, "SELECT max(attempts) FROM " + names.deliveries);
   CAF_CHECK_EQUAL(attempts.int64(0, 0), 0);
   // Sent again: a new claim gives new dispatch ids.
-  auto resent = repo.claim_batch(db, "q", 10);
+  auto resent = claims.claim_batch(db, {"q", 10});
   CAF_REQUIRE(resent);
   CAF_CHECK_EQUAL(resent->jobs.size(), 3u);
   CAF_CHECK_NOT_EQUAL(resent->jobs[0].dispatch_id, jobs[0].dispatch_id);
@@ -151,7 +153,7 @@ CAF_TEST(quarantined events and deliveries are listed and removed) {
                   + names.deliveries + " FOR EACH ROW WHEN (OLD.id = " + bad
                   + " AND NEW.status = 'dispatched') EXECUTE FUNCTION "
                   + names.deliveries + "_poison()");
-  auto c = repo.claim_batch(db, "q", 100);
+  auto c = claims.claim_batch(db, {"q", 100});
   CAF_REQUIRE(c);
   CAF_CHECK_EQUAL(c->quarantined, 1);
   must_exec(db, "DROP FUNCTION " + names.deliveries + "_poison() CASCADE");

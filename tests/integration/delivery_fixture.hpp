@@ -2,15 +2,22 @@
 // result suites.
 #pragma once
 
-#include "core/pg/delivery_repository.hpp"
+#include "core/pg/claim_repository.hpp"
 #include "core/base/errors.hpp"
+#include "core/pg/result_repository.hpp"
 #include "core/pg/routing_repository.hpp"
+#include "core/pg/sweep_repository.hpp"
 #include "tests/integration/test_services.hpp"
 
 namespace outbox::testing {
 
 struct delivery_fixture : schema_fixture {
-  delivery_repository repo{names};
+  claim_repository claims{names};
+  result_repository results{names};
+  sweep_repository sweeps{names};
+  /// Each queue's claim cursor, kept between claim() calls as a
+  /// dispatcher keeps its own.
+  std::map<std::string, claim_cursor> cursors;
 
   /// Routes `n` events of one route with these retry delays into `queue`.
   void make_deliveries(int n, std::vector<int32_t> delays,
@@ -29,15 +36,17 @@ struct delivery_fixture : schema_fixture {
   }
 
   claim_result claim(const std::string& queue = "q", int batch = 100,
-                     int32_t max_in_flight = delivery_repository::no_limit) {
-    auto c = repo.claim_batch(db, queue, batch, max_in_flight);
+                     int32_t max_in_flight = claim_request::no_limit) {
+    auto& cursor = cursors[queue];
+    auto c = claims.claim_batch(db, {queue, batch, max_in_flight, cursor});
+    cursor = c ? c->resume : claim_cursor{};
     if (!c)
       CAF_FAIL("claim failed: " << render(c.error()));
     return std::move(*c);
   }
 
   apply_result apply(std::vector<send_result> rs) {
-    auto a = repo.apply_results(db, rs);
+    auto a = results.apply_results(db, rs);
     if (!a)
       CAF_FAIL("apply failed: " << render(a.error()));
     return std::move(*a);

@@ -60,9 +60,12 @@ CAF_TEST(two connections claiming one queue never claim a delivery twice) {
   std::vector<int64_t> got[2];
   auto worker = [&](int k) {
     auto conn = connect_db();
-    delivery_repository repo2{names};
+    claim_repository repo2{names};
+    claim_cursor cursor;
     for (;;) {
-      auto c = repo2.claim_batch(conn, "q", 7);
+      auto c = repo2.claim_batch(conn, {"q", 7, claim_request::no_limit, cursor});
+      if (c)
+        cursor = c->resume;
       if (!c || c->jobs.empty())
         return;
       for (auto& j : c->jobs)
@@ -128,9 +131,9 @@ CAF_TEST(the in flight limit is per queue) {
 CAF_TEST(the in flight limit holds across dispatchers of one queue) {
   make_deliveries(10, {60});
   auto conn = connect_db();
-  delivery_repository other{names};
+  claim_repository other{names};
   CAF_CHECK_EQUAL(claim("q", 3, 4).jobs.size(), 3u);
-  auto c = other.claim_batch(conn, "q", 3, 4);
+  auto c = other.claim_batch(conn, {"q", 3, 4});
   CAF_REQUIRE(c);
   CAF_CHECK_EQUAL(c->jobs.size(), 1u);
   CAF_CHECK(c->at_limit);

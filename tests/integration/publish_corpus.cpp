@@ -16,7 +16,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "core/pg/delivery_repository.hpp"
+#include "core/pg/claim_repository.hpp"
+#include "core/pg/result_repository.hpp"
 #include "core/base/errors.hpp"
 #include "core/producer/event_store.hpp"
 #include "core/pg/routing_repository.hpp"
@@ -272,10 +273,11 @@ CAF_TEST(every corpus input ends as expected through both doors) {
       break;
   }
   CAF_CHECK_EQUAL(routed, stored + 1);
-  delivery_repository deliveries{names};
+  claim_repository claims{names};
+  result_repository results{names};
   bool good_sent = false;
   for (;;) {
-    auto c = deliveries.claim_batch(db, "q", 50);
+    auto c = claims.claim_batch(db, {"q", 50});
     if (!(c))
     CAF_FAIL("claim failed: " << render(c.error()));
     CAF_CHECK_EQUAL(c->quarantined, 0);
@@ -292,7 +294,7 @@ CAF_TEST(every corpus input ends as expected through both doors) {
       }
       done.push_back({j.delivery_id, j.dispatch_id, j.job, outcome::completed, ""});
     }
-    auto a = deliveries.apply_results(db, done);
+    auto a = results.apply_results(db, done);
     CAF_REQUIRE(a);
     CAF_CHECK_EQUAL(a->completed, static_cast<int64_t>(done.size()));
   }

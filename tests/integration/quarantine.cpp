@@ -130,7 +130,7 @@ CAF_TEST(a delivery that never expires by infinity is sent with the others) {
   make_deliveries(3, {60});
   must_exec(db, "UPDATE " + names.deliveries + " SET expires_at = 'infinity'"
                   " WHERE id = (SELECT min(id) FROM " + names.deliveries + ")");
-  auto c = repo.claim_batch(db, "q", 100);
+  auto c = claims.claim_batch(db, {"q", 100});
   if (!(c))
     CAF_FAIL("claim failed: " << render(c.error()));
   CAF_CHECK_EQUAL(c->jobs.size(), 3u);
@@ -143,7 +143,7 @@ CAF_TEST(a delivery that never expires by infinity is sent with the others) {
                   " dispatch_id = gen_random_uuid(), delivery_timeout_at = now()"
                   " - interval '1 s', expires_at = '-infinity' WHERE id = "
                   + std::to_string(c->jobs[1].delivery_id));
-  auto s = repo.sweep(db, 100);
+  auto s = sweeps.sweep(db, 100);
   if (!(s))
     CAF_FAIL("sweep failed: " << render(s.error()));
   CAF_CHECK_EQUAL(s->timed_out, 1);
@@ -162,13 +162,13 @@ CAF_TEST(a delivery the claim fails on is quarantined and the queue goes on) {
                   + names.deliveries + " FOR EACH ROW WHEN (OLD.id = " + poison
                   + " AND NEW.status = 'dispatched') EXECUTE FUNCTION "
                   + names.deliveries + "_poison()");
-  auto c = repo.claim_batch(db, "q", 100);
+  auto c = claims.claim_batch(db, {"q", 100});
   if (!(c))
     CAF_FAIL("claim failed: " << render(c.error()));
   CAF_CHECK_EQUAL(c->jobs.size(), 3u);
   CAF_CHECK_EQUAL(c->quarantined, 1);
   CAF_REQUIRE_EQUAL(c->transitions.size(), 1u);
-  CAF_CHECK_EQUAL(c->transitions[0].status, "failed");
+  CAF_CHECK_EQUAL(c->transitions[0].status, delivery_status::failed);
   CAF_CHECK_EQUAL(std::to_string(c->transitions[0].delivery_id), poison);
   auto row = must_exec(db, "SELECT status, last_error, finished_at IS NOT NULL FROM "
                              + names.deliveries + " WHERE id = " + poison);
@@ -177,7 +177,7 @@ CAF_TEST(a delivery the claim fails on is quarantined and the queue goes on) {
                   "quarantined: the claim failed on this delivery with SQLSTATE 22023");
   CAF_CHECK_EQUAL(row.text(0, 2), "t");
   CAF_CHECK_EQUAL(count_status("dispatched"), 3);
-  auto next = repo.claim_batch(db, "q", 100);
+  auto next = claims.claim_batch(db, {"q", 100});
   CAF_REQUIRE(next);
   CAF_CHECK_EQUAL(next->jobs.size(), 0u);
   CAF_CHECK_EQUAL(next->quarantined, 0);
@@ -192,7 +192,7 @@ CAF_TEST(a claim that fails on every delivery quarantines one per pass) {
   must_exec(db, "CREATE TRIGGER " + names.deliveries + "_all BEFORE UPDATE ON "
                   + names.deliveries + " FOR EACH ROW WHEN (NEW.status = 'dispatched')"
                   " EXECUTE FUNCTION " + names.deliveries + "_all()");
-  auto c = repo.claim_batch(db, "q", 100);
+  auto c = claims.claim_batch(db, {"q", 100});
   CAF_REQUIRE(c);
   CAF_CHECK_EQUAL(c->jobs.size(), 0u);
   CAF_CHECK_EQUAL(c->quarantined, 1);
@@ -210,7 +210,7 @@ CAF_TEST(an error that is not about the data fails the pass and quarantines noth
   must_exec(db, "CREATE TRIGGER " + names.deliveries + "_busy BEFORE UPDATE ON "
                   + names.deliveries + " FOR EACH ROW EXECUTE FUNCTION "
                   + names.deliveries + "_busy()");
-  auto c = repo.claim_batch(db, "q", 100);
+  auto c = claims.claim_batch(db, {"q", 100});
   CAF_REQUIRE(!c);
   CAF_CHECK_EQUAL(sqlstate_of(c.error()), "40001");
   CAF_CHECK_EQUAL(count_status("pending"), 2);

@@ -38,7 +38,7 @@ struct plan_fixture : delivery_fixture {
       apply({result_of(c.jobs[0], outcome::completed)});
       apply({result_of(c.jobs[1], outcome::completed),
              result_of(c.jobs[2], outcome::failed)});
-      if (!repo.sweep(db, 100))
+      if (!sweeps.sweep(db, 100))
         CAF_FAIL("sweep failed");
     }
   }

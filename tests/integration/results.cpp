@@ -31,10 +31,10 @@ CAF_TEST(applied results report each transition for the lifecycle log) {
   CAF_CHECK_EQUAL(done.event_id, c.jobs[0].event_id);
   CAF_CHECK_EQUAL(done.queue, "lq");
   CAF_CHECK_EQUAL(done.job, "J");
-  CAF_CHECK_EQUAL(done.status, "completed");
+  CAF_CHECK_EQUAL(done.status, delivery_status::completed);
   CAF_CHECK(!done.next_try);
   auto& retry = a.transitions[1];
-  CAF_CHECK_EQUAL(retry.status, "pending");
+  CAF_CHECK_EQUAL(retry.status, delivery_status::pending);
   CAF_CHECK_EQUAL(retry.attempts, 1);
   CAF_REQUIRE(retry.next_try);
   auto ahead = std::chrono::duration_cast<std::chrono::seconds>(
@@ -141,7 +141,7 @@ CAF_TEST(a batch of completions alone tells the same cases apart) {
   CAF_CHECK_EQUAL(a.transitions[0].event_id, c.jobs[1].event_id);
   CAF_CHECK_EQUAL(a.transitions[0].job, "J");
   CAF_CHECK_EQUAL(a.transitions[0].queue, "q");
-  CAF_CHECK_EQUAL(a.transitions[0].status, "completed");
+  CAF_CHECK_EQUAL(a.transitions[0].status, delivery_status::completed);
   CAF_CHECK_EQUAL(count_status("completed"), 1);
   CAF_CHECK_EQUAL(count_status("dispatched"), 2);
   // A completion that comes again later is stale, and changes nothing.
@@ -155,15 +155,15 @@ CAF_TEST(a timed out dispatch counts as a failed attempt) {
   claim();
   must_exec(db, "UPDATE " + names.deliveries
                   + " SET delivery_timeout_at = now() - interval '1 s'");
-  auto s = repo.sweep(db, 100);
+  auto s = sweeps.sweep(db, 100);
   CAF_REQUIRE(s);
   CAF_CHECK_EQUAL(s->timed_out, 2);
   CAF_CHECK_EQUAL(s->retried, 2);
   CAF_REQUIRE_EQUAL(s->transitions.size(), 2u);
-  CAF_CHECK_EQUAL(s->transitions[0].status, "pending");
+  CAF_CHECK_EQUAL(s->transitions[0].status, delivery_status::pending);
   CAF_CHECK(s->transitions[0].next_try.has_value());
   CAF_CHECK_EQUAL(count_status("pending"), 2);
-  auto again = repo.sweep(db, 100);
+  auto again = sweeps.sweep(db, 100);
   CAF_REQUIRE(again);
   CAF_CHECK_EQUAL(again->timed_out, 0);
 }
@@ -173,11 +173,11 @@ CAF_TEST(the sweep expires waiting deliveries past their time to live) {
   must_exec(db, "UPDATE " + names.deliveries
                   + " SET expires_at = now() - interval '1 s' WHERE id <> "
                     "(SELECT min(id) FROM " + names.deliveries + ")");
-  auto s = repo.sweep(db, 100);
+  auto s = sweeps.sweep(db, 100);
   CAF_REQUIRE(s);
   CAF_CHECK_EQUAL(s->expired, 2);
   CAF_REQUIRE_EQUAL(s->transitions.size(), 2u);
-  CAF_CHECK_EQUAL(s->transitions[1].status, "expired");
+  CAF_CHECK_EQUAL(s->transitions[1].status, delivery_status::expired);
   CAF_CHECK_EQUAL(s->transitions[1].queue, "q");
   CAF_CHECK(s->transitions[1].event_id > 0);
   CAF_CHECK_EQUAL(count_status("expired"), 2);

@@ -92,7 +92,7 @@ CAF_TEST(each step is sent to the lifecycle group as a typed event) {
   sched.run();
   auto c = claimed({1, 2});
   c.transitions.push_back({109, 9, "PublishStockJob", "stock.publish",
-                           "expired", 2, std::nullopt});
+                           delivery_status::expired, 2, std::nullopt});
   store->claims.push_back(c);
   publisher->statuses = {publish_status::confirmed, publish_status::nacked};
   auto d = spawn_dispatcher(manual_passes());
@@ -205,7 +205,8 @@ CAF_TEST(at the in flight limit the next pass comes soon and wake-ups wait) {
   self->send(d, wake_atom::value);
   expect((wake_atom), from(self).to(d));
   expect((pass_atom, uint64_t), from(d).to(d));
-  CAF_CHECK_EQUAL(store->last_max_in_flight, 2);
+  CAF_REQUIRE_EQUAL(store->requests.size(), 1u);
+  CAF_CHECK_EQUAL(store->requests[0].max_in_flight, 2);
   CAF_CHECK_EQUAL(publisher->published.size(), 2u);
   // A wake-up (the router's, for new deliveries) starts no pass meanwhile:
   // there is no room for them yet.
@@ -219,6 +220,31 @@ CAF_TEST(at the in flight limit the next pass comes soon and wake-ups wait) {
   CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
   expect((pass_atom, uint64_t), from(d).to(d).with(_, 2u));
   CAF_CHECK_EQUAL(store->claim_calls, 2);
+  stop(d);
+}
+
+// The claim cursor is the dispatcher's: each claim starts where the one
+// before said, and after a failed claim from the beginning again.
+CAF_TEST(each claim starts where the previous one left off or over after a failure) {
+  pass_settings s;
+  auto first = claimed({1});
+  first.resume = claim_cursor{"2026-12-01 10:00:00+00", 1};
+  store->claims.push_back(first);
+  store->claims.push_back(make_error(errc::database_unavailable, "gone"));
+  store->claims.push_back(claimed({2}));
+  auto d = spawn_dispatcher(s);
+  self->send(d, wake_atom::value);
+  sched.run();
+  self->send(d, wake_atom::value);
+  sched.run();
+  CAF_CHECK_EQUAL(advance_time(milliseconds{200}), 1u); // the backoff
+  sched.run();
+  CAF_REQUIRE_EQUAL(store->requests.size(), 3u);
+  CAF_CHECK(store->requests[0].from.at_start());
+  CAF_CHECK_EQUAL(store->requests[0].queue, "stock.publish");
+  CAF_CHECK_EQUAL(store->requests[1].from.available_at, "2026-12-01 10:00:00+00");
+  CAF_CHECK_EQUAL(store->requests[1].from.id, 1);
+  CAF_CHECK(store->requests[2].from.at_start());
   stop(d);
 }
 

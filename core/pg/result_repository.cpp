@@ -1,0 +1,221 @@
+#include "core/pg/result_repository.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/pg/delivery_decision.hpp"
+#include "core/pg/delivery_sql.hpp"
+#include "core/pg/pg_columns.hpp"
+#include "core/pg/pg_connection.hpp"
+
+namespace outbox {
+
+namespace {
+
+// Results lock their deliveries in id order (no deadlock between handlers).
+constexpr const char* lock_sql = R"sql(
+SELECT {{decision_columns}} FROM {{deliveries}}
+WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+)sql";
+
+// Completions, the common result, in one statement and one round trip: a
+// delivery completes only if it is still dispatched under the result's
+// dispatch id and job. For the results that changed nothing the rows as they
+// were before the statement say why (no such delivery, stale, wrong job).
+// Dispatch ids are compared as text: they come from workers, and a malformed
+// one must be a stale result, not a failed statement. The status is compared
+// with a sub-select: a constant would let the planner read the whole partial
+// timeout index instead of the primary key (see core/pg/delivery_decision.cpp).
+constexpr const char* complete_sql = R"sql(
+WITH r AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+    AS r(id, dispatch_id, job)
+), completed AS (
+  UPDATE {{deliveries}} d
+  SET status = 'completed', completed_at = now(), finished_at = now()
+  FROM r
+  WHERE d.id = r.id AND d.dispatch_id::text = r.dispatch_id AND d.job = r.job
+    AND d.status = (SELECT 'dispatched')
+  RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
+)
+SELECT true AS completed, id, event_id, job, queue, attempts,
+       NULL::text AS status_before, NULL::text AS dispatch_id_before
+FROM completed
+UNION ALL
+SELECT false, d.id, d.event_id, d.job, d.queue, d.attempts, d.status,
+       COALESCE(d.dispatch_id::text, '')
+FROM {{deliveries}} d
+WHERE d.id = ANY($1::bigint[])
+  AND NOT EXISTS (SELECT 1 FROM completed c WHERE c.id = d.id)
+)sql";
+
+// A locked delivery a result of this batch was decided for already: a
+// duplicate of the result is stale instead of applied twice.
+struct candidate {
+  locked_delivery delivery;
+  bool decided = false;
+};
+
+// Checks one result against its locked delivery and, if it still applies,
+// adds its transition.
+result_verdict decide_result(const send_result& r, candidate& c,
+                             transition_batch& batch, apply_result& out) {
+  auto& d = c.delivery;
+  if (c.decided || d.status != delivery_status::dispatched
+      || d.dispatch_id != r.dispatch_id)
+    return result_verdict::stale;
+  if (d.job != r.job)
+    return result_verdict::wrong_job;
+  c.decided = true;
+  pg_param reason = r.reason.empty() ? std::nullopt : pg_param{r.reason};
+  switch (r.result) {
+    case outcome::completed:
+      batch.add(d, delivery_status::completed, d.attempts, std::nullopt,
+                std::nullopt);
+      ++out.completed;
+      break;
+    case outcome::failed: // not retryable: final whatever retries are left
+      batch.add(d, delivery_status::failed, d.attempts + 1, std::nullopt,
+                reason ? reason : pg_param{"failed"});
+      ++out.failed;
+      break;
+    case outcome::retry:
+      count_failure(batch.add_failure(d, reason ? *reason : "retry"),
+                    out.retried, out.failed, out.expired);
+      break;
+  }
+  return result_verdict::applied;
+}
+
+bool all_completions(const std::vector<send_result>& rs) {
+  return std::all_of(rs.begin(), rs.end(), [](const send_result& r) {
+    return r.result == outcome::completed;
+  });
+}
+
+// The columns of complete_sql.
+struct completion_columns {
+  int completed, id, event_id, job, queue, attempts, status_before,
+    dispatch_id_before;
+};
+
+caf::expected<completion_columns> completion_columns_of(const pg_rows& rows) {
+  column_finder col{rows, "apply_completions"};
+  completion_columns c{col("completed"),     col("id"),
+                       col("event_id"),      col("job"),
+                       col("queue"),         col("attempts"),
+                       col("status_before"), col("dispatch_id_before")};
+  if (col.error())
+    return col.error();
+  return c;
+}
+
+// The verdict on a completion the statement did not apply, from its row as
+// it was before (the same order of checks as decide_result).
+result_verdict unapplied_verdict(const send_result& r, const pg_rows& rows,
+                                 int i, const completion_columns& c) {
+  if (parse_delivery_status(rows.text(i, c.status_before))
+        != delivery_status::dispatched
+      || rows.text(i, c.dispatch_id_before) != r.dispatch_id)
+    return result_verdict::stale;
+  if (rows.text(i, c.job) != r.job)
+    return result_verdict::wrong_job;
+  return result_verdict::stale; // changed by someone else meanwhile
+}
+
+} // namespace
+
+result_repository::result_repository(const schema_names& names)
+  : complete_sql_(fill_names(complete_sql, names)),
+    lock_sql_(fill_names(with_decision_columns(lock_sql), names)),
+    update_sql_(transition_update_sql(names)) {
+}
+
+caf::expected<apply_result>
+result_repository::apply_results(pg_connection& conn,
+                                 const std::vector<send_result>& rs) {
+  if (rs.empty())
+    return apply_result{};
+  if (all_completions(rs))
+    return apply_completions(conn, rs);
+  return in_transaction<apply_result>(
+    conn, [&]() -> caf::expected<apply_result> { return apply_decided(conn, rs); });
+}
+
+caf::expected<apply_result>
+result_repository::apply_decided(pg_connection& conn,
+                                 const std::vector<send_result>& rs) {
+  std::vector<int64_t> ids;
+  for (auto& r : rs)
+    ids.push_back(r.delivery_id);
+  auto rows = conn.exec_prepared("lock_for_results", lock_sql_,
+                                 {pg_int_array(ids)});
+  if (!rows)
+    return rows.error();
+  auto locked = read_locked(*rows, "lock_for_results");
+  if (!locked)
+    return locked.error();
+  std::map<int64_t, candidate> by_id;
+  for (auto& d : *locked)
+    by_id.emplace(d.id, candidate{std::move(d)});
+  apply_result out;
+  out.verdicts.assign(rs.size(), result_verdict::unknown_delivery);
+  transition_batch batch;
+  for (size_t i = 0; i < rs.size(); ++i)
+    if (auto it = by_id.find(rs[i].delivery_id); it != by_id.end())
+      out.verdicts[i] = decide_result(rs[i], it->second, batch, out);
+  if (auto err = apply_transitions(conn, "apply_results", update_sql_, batch))
+    return err;
+  out.transitions = batch.take_done();
+  return out;
+}
+
+caf::expected<apply_result>
+result_repository::apply_completions(pg_connection& conn,
+                                     const std::vector<send_result>& rs) {
+  std::vector<int64_t> ids;
+  std::vector<pg_param> dispatch_ids, jobs;
+  for (auto& r : rs) {
+    ids.push_back(r.delivery_id);
+    dispatch_ids.push_back(r.dispatch_id);
+    jobs.push_back(r.job);
+  }
+  // One statement in autocommit: atomic on its own.
+  auto rows = conn.exec_prepared("apply_completions", complete_sql_,
+                                 {pg_int_array(ids), pg_text_array(dispatch_ids),
+                                  pg_text_array(jobs)});
+  if (!rows)
+    return rows.error();
+  auto c = completion_columns_of(*rows);
+  if (!c)
+    return c.error();
+  std::map<int64_t, int> completed, before; // delivery id -> row
+  for (int i = 0; i < rows->size(); ++i)
+    (rows->text(i, c->completed) == "t" ? completed
+                                        : before)[rows->int64(i, c->id)] = i;
+  apply_result out;
+  out.verdicts.assign(rs.size(), result_verdict::unknown_delivery);
+  std::set<int64_t> applied;
+  for (size_t k = 0; k < rs.size(); ++k) {
+    auto id = rs[k].delivery_id;
+    if (auto it = completed.find(id); it != completed.end()) {
+      if (!applied.insert(id).second) { // a duplicate in this batch
+        out.verdicts[k] = result_verdict::stale;
+        continue;
+      }
+      int i = it->second;
+      out.transitions.push_back(
+        {rows->int64(i, c->event_id), id, rows->text(i, c->job),
+         rows->text(i, c->queue), delivery_status::completed,
+         static_cast<int32_t>(rows->int64(i, c->attempts)), std::nullopt});
+      out.verdicts[k] = result_verdict::applied;
+      ++out.completed;
+    } else if (auto b = before.find(id); b != before.end()) {
+      out.verdicts[k] = unapplied_verdict(rs[k], *rows, b->second, *c);
+    }
+  }
+  return out;
+}
+
+} // namespace outbox

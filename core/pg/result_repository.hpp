@@ -1,0 +1,47 @@
+// The result handler's writes over the deliveries table: workers' (and the
+// dispatcher's own) results of sends, applied only while they still match
+// the send (docs/design.md "Results").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/domain/delivery.hpp"
+#include "core/domain/schema_names.hpp"
+
+namespace outbox {
+
+class pg_connection;
+
+struct apply_result {
+  std::vector<result_verdict> verdicts; ///< one per input, same order
+  int64_t completed = 0, retried = 0, failed = 0, expired = 0;
+  std::vector<delivery_transition> transitions;
+};
+
+class result_repository {
+public:
+  explicit result_repository(const schema_names& names);
+
+  /// Applies results atomically. Each changes its delivery only if it is
+  /// still dispatched under the same dispatch id and job; `retry` follows
+  /// the delivery's own retry rules and time to live. A batch of
+  /// completions only (the common case) takes one statement; any other
+  /// batch locks its deliveries, decides, and updates in one transaction.
+  caf::expected<apply_result> apply_results(pg_connection& conn,
+                                            const std::vector<send_result>& rs);
+
+private:
+  caf::expected<apply_result>
+  apply_decided(pg_connection& conn, const std::vector<send_result>& rs);
+
+  caf::expected<apply_result>
+  apply_completions(pg_connection& conn, const std::vector<send_result>& rs);
+
+  std::string complete_sql_, lock_sql_, update_sql_;
+};
+
+} // namespace outbox

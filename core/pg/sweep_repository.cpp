@@ -1,0 +1,97 @@
+#include "core/pg/sweep_repository.hpp"
+
+#include "core/pg/delivery_decision.hpp"
+#include "core/pg/pg_columns.hpp"
+#include "core/pg/pg_connection.hpp"
+
+namespace outbox {
+
+namespace {
+
+// Dispatched deliveries past their deadline via the partial timeout index.
+constexpr const char* timed_out_sql = R"sql(
+SELECT {{decision_columns}} FROM {{deliveries}}
+WHERE status = 'dispatched' AND delivery_timeout_at <= now()
+ORDER BY delivery_timeout_at
+LIMIT $1
+FOR UPDATE SKIP LOCKED
+)sql";
+
+// Pending deliveries past their TTL via the partial expiry index.
+constexpr const char* expire_sql = R"sql(
+WITH x AS (
+  SELECT id FROM {{deliveries}}
+  WHERE status = 'pending' AND expires_at <= now()
+  ORDER BY expires_at
+  LIMIT $1
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE {{deliveries}} d
+SET status = 'expired', finished_at = now(),
+    last_error = 'time to live ran out before sending'
+FROM x WHERE d.id = x.id
+RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
+)sql";
+
+} // namespace
+
+sweep_repository::sweep_repository(const schema_names& names)
+  : timed_out_sql_(fill_names(with_decision_columns(timed_out_sql), names)),
+    expire_sql_(fill_names(expire_sql, names)),
+    update_sql_(transition_update_sql(names)) {
+}
+
+caf::expected<sweep_result> sweep_repository::sweep(pg_connection& conn,
+                                                    int32_t batch_size) {
+  return in_transaction<sweep_result>(conn, [&]() -> caf::expected<sweep_result> {
+    sweep_result out;
+    if (auto err = time_out(conn, batch_size, out))
+      return err;
+    if (auto err = expire(conn, batch_size, out))
+      return err;
+    return out;
+  });
+}
+
+caf::error sweep_repository::time_out(pg_connection& conn, int32_t batch_size,
+                                      sweep_result& out) {
+  auto rows = conn.exec_prepared("find_timed_out", timed_out_sql_,
+                                 {std::to_string(batch_size)});
+  if (!rows)
+    return rows.error();
+  auto locked = read_locked(*rows, "find_timed_out");
+  if (!locked)
+    return locked.error();
+  transition_batch batch;
+  for (auto& d : *locked) {
+    ++out.timed_out;
+    count_failure(batch.add_failure(d, "no result before the delivery timeout"),
+                  out.retried, out.failed, out.expired);
+  }
+  if (auto err = apply_transitions(conn, "apply_timeouts", update_sql_, batch))
+    return err;
+  out.transitions = batch.take_done();
+  return caf::none;
+}
+
+caf::error sweep_repository::expire(pg_connection& conn, int32_t batch_size,
+                                    sweep_result& out) {
+  auto rows = conn.exec_prepared("expire_pending", expire_sql_,
+                                 {std::to_string(batch_size)});
+  if (!rows)
+    return rows.error();
+  column_finder col{*rows, "expire_pending"};
+  int id = col("id"), event_id = col("event_id"), job = col("job"),
+      queue = col("queue"), attempts = col("attempts");
+  if (col.error())
+    return col.error();
+  out.expired += rows->size();
+  for (int i = 0; i < rows->size(); ++i)
+    out.transitions.push_back(
+      {rows->int64(i, event_id), rows->int64(i, id), rows->text(i, job),
+       rows->text(i, queue), delivery_status::expired,
+       static_cast<int32_t>(rows->int64(i, attempts)), std::nullopt});
+  return caf::none;
+}
+
+} // namespace outbox

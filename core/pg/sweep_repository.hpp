@@ -1,0 +1,42 @@
+// The sweeper's pass over the deliveries table: sends whose result did not
+// come in time, and pending deliveries whose time to live ran out
+// (docs/design.md "Timeouts and expiry").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/domain/delivery.hpp"
+#include "core/domain/schema_names.hpp"
+
+namespace outbox {
+
+class pg_connection;
+
+struct sweep_result {
+  int64_t timed_out = 0; ///< dispatched past delivery_timeout_at
+  int64_t retried = 0, failed = 0;
+  int64_t expired = 0;   ///< timed-out or pending ones past their TTL
+  std::vector<delivery_transition> transitions;
+};
+
+class sweep_repository {
+public:
+  explicit sweep_repository(const schema_names& names);
+
+  /// Treats up to `batch_size` dispatched deliveries past their timeout as
+  /// failed attempts (retry or fail) and expires pending ones past their
+  /// time to live, in one transaction.
+  caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
+
+private:
+  caf::error time_out(pg_connection& conn, int32_t batch_size, sweep_result& out);
+  caf::error expire(pg_connection& conn, int32_t batch_size, sweep_result& out);
+
+  std::string timed_out_sql_, expire_sql_, update_sql_;
+};
+
+} // namespace outbox
