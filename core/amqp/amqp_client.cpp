@@ -56,17 +56,6 @@ private:
 
 } // namespace
 
-const char* to_string(publish_status x) {
-  switch (x) {
-    case publish_status::confirmed: return "confirmed";
-    case publish_status::nacked: return "nacked";
-    case publish_status::returned: return "returned";
-    case publish_status::lost: return "lost";
-    case publish_status::unsent: return "unsent";
-  }
-  return "lost";
-}
-
 namespace {
 
 // Reads the query of an AMQP URL: only `heartbeat=N` (RabbitMQ's URI spec

@@ -14,41 +14,9 @@
 
 #include <caf/expected.hpp>
 
+#include "core/domain/broker_message.hpp"
+
 namespace outbox {
-
-struct outgoing_message {
-  std::string routing_key; ///< the queue (default exchange)
-  std::string body;
-  std::string message_id;
-  std::string correlation_id;
-  std::string type;
-  std::string content_type = "application/json";
-  std::string expiration; ///< per-message TTL in ms ("" = none)
-};
-
-/// The fate of one published message.
-enum class publish_status {
-  confirmed, ///< routed to a queue and acked by the broker
-  nacked,    ///< the broker refused it (e.g. a full queue that rejects)
-  returned,  ///< no queue took it (mandatory): it would have been lost
-  lost,      ///< the channel or connection broke, or no confirm in time
-  /// The connection was found broken before the message was written: it
-  /// never reached the broker and may be sent again on a new connection.
-  unsent,
-};
-
-/// Returns "confirmed", "nacked", "returned", "lost" or "unsent".
-const char* to_string(publish_status x);
-
-struct incoming_message {
-  uint64_t delivery_tag = 0;
-  std::string body;
-  std::string message_id;
-  std::string correlation_id;
-  std::string type;
-  std::string expiration; ///< per-message TTL in ms, "" if none
-  bool redelivered = false;
-};
 
 struct queue_options {
   /// x-max-length; with reject_overflow the broker nacks publishes beyond it.

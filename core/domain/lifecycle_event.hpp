@@ -13,7 +13,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "core/domain/delivery.hpp"
-#include "core/pg/routing_repository.hpp"
+#include "core/domain/routing_result.hpp"
 
 namespace outbox {
 

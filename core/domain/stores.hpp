@@ -11,12 +11,10 @@
 
 #include <caf/expected.hpp>
 
-#include "core/amqp/amqp_client.hpp"
-#include "core/pg/claim_repository.hpp"
-#include "core/pg/result_repository.hpp"
-#include "core/pg/routing_repository.hpp"
-#include "core/pg/status_repository.hpp"
-#include "core/pg/sweep_repository.hpp"
+#include "core/domain/broker_message.hpp"
+#include "core/domain/delivery_passes.hpp"
+#include "core/domain/routing_result.hpp"
+#include "core/domain/status_counts.hpp"
 
 namespace outbox {
 

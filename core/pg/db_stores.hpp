@@ -7,8 +7,13 @@
 #include <optional>
 #include <string>
 
-#include "core/pg/pg_connection.hpp"
 #include "core/domain/stores.hpp"
+#include "core/pg/claim_repository.hpp"
+#include "core/pg/pg_connection.hpp"
+#include "core/pg/result_repository.hpp"
+#include "core/pg/routing_repository.hpp"
+#include "core/pg/status_repository.hpp"
+#include "core/pg/sweep_repository.hpp"
 
 namespace outbox {
 

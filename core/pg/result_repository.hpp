@@ -9,18 +9,12 @@
 
 #include <caf/expected.hpp>
 
-#include "core/domain/delivery.hpp"
+#include "core/domain/delivery_passes.hpp"
 #include "core/domain/schema_names.hpp"
 
 namespace outbox {
 
 class pg_connection;
-
-struct apply_result {
-  std::vector<result_verdict> verdicts; ///< one per input, same order
-  int64_t completed = 0, retried = 0, failed = 0, expired = 0;
-  std::vector<delivery_transition> transitions;
-};
 
 class result_repository {
 public:

@@ -10,30 +10,12 @@
 #include <caf/expected.hpp>
 
 #include "core/domain/route.hpp"
+#include "core/domain/routing_result.hpp"
 #include "core/domain/schema_names.hpp"
 
 namespace outbox {
 
 class pg_connection;
-
-/// A waiting delivery that a newer one of its key replaced or merged into.
-struct superseded_delivery {
-  int64_t event_id = 0, delivery_id = 0;
-  std::string job, queue;
-  int64_t superseded_by = 0;
-  bool merged = false; ///< json-merge: its payload lives on in the newer one
-};
-
-struct routing_result {
-  int64_t events_routed = 0;
-  int64_t deliveries_created = 0;
-  int64_t deliveries_superseded = 0;
-  /// Events taken out of routing because they alone made it fail.
-  int64_t events_quarantined = 0;
-  std::vector<superseded_delivery> superseded;
-  /// New deliveries per queue: the dispatchers to wake.
-  std::map<std::string, int64_t> per_queue;
-};
 
 /// Where the routing transaction announces new deliveries
 /// (core/domain/ready_notice.hpp).

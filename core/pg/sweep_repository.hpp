@@ -9,19 +9,12 @@
 
 #include <caf/expected.hpp>
 
-#include "core/domain/delivery.hpp"
+#include "core/domain/delivery_passes.hpp"
 #include "core/domain/schema_names.hpp"
 
 namespace outbox {
 
 class pg_connection;
-
-struct sweep_result {
-  int64_t timed_out = 0; ///< dispatched past delivery_timeout_at
-  int64_t retried = 0, failed = 0;
-  int64_t expired = 0;   ///< timed-out or pending ones past their TTL
-  std::vector<delivery_transition> transitions;
-};
 
 class sweep_repository {
 public:
