@@ -2,7 +2,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/errors.hpp"
-#include "core/fake_event_store.hpp"
+#include "tests/fakes/fake_event_store.hpp"
 #include "tests/sample_events.hpp"
 
 using namespace outbox;
