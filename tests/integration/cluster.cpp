@@ -55,7 +55,19 @@ CAF_TEST(retry delays of one and one give exactly three sends) {
   CAF_CHECK_EQUAL(sends[2].last_attempt, true);
   CAF_CHECK_NOT_EQUAL(sends[0].dispatch_id, sends[1].dispatch_id);
   CAF_CHECK_NOT_EQUAL(sends[1].dispatch_id, sends[2].dispatch_id);
-  std::this_thread::sleep_for(std::chrono::milliseconds{1500});
+  // No fourth send, proven by progress rather than by waiting: a fourth
+  // would be due one retry delay (1 s) after the failure, so a dispatcher
+  // pass that starts after one that ended later than that claims it, and
+  // (claims go by available_at, id) sends it ahead of a marker delivery
+  // published then, on the same queue.
+  auto failed_at = now_ms();
+  CAF_REQUIRE(wait_until([&] {
+    return node.metrics_of("dispatcher " + q).last_pass_ms >= failed_at + 1000;
+  }));
+  publish("e", "{}"); // the marker
+  CAF_REQUIRE(wait_until([&] {
+    return worker.seen().size() > worker.seen_for(d.at(0).first).size();
+  }));
   CAF_CHECK_EQUAL(worker.seen_for(d.at(0).first).size(), 3u); // no fourth
 }
 
