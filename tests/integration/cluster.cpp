@@ -182,6 +182,9 @@ struct lifecycle_log_book {
   }
 };
 
+/// Asked of the subscriber: answered once it has joined the group.
+using joined_atom = caf::atom_constant<caf::atom("joined")>;
+
 caf::behavior lifecycle_subscriber(caf::event_based_actor* self,
                                    std::shared_ptr<lifecycle_log_book> book) {
   self->join(lifecycle_group(self->system()));
@@ -190,6 +193,7 @@ caf::behavior lifecycle_subscriber(caf::event_based_actor* self,
       std::lock_guard<std::mutex> guard{book->mtx};
       book->events.push_back(ev);
     },
+    [](joined_atom) { return true; },
   };
 }
 
@@ -203,6 +207,16 @@ CAF_TEST(an embedder subscribes to the typed lifecycle events of its node) {
                      }};
   auto book = std::make_shared<lifecycle_log_book>();
   auto sub = node.sys->spawn(lifecycle_subscriber, book);
+  // The subscriber joins when it first runs, on a scheduler thread: an
+  // event stored before then would be missed. Its answer proves it joined.
+  {
+    caf::scoped_actor self{*node.sys};
+    self->request(sub, std::chrono::seconds{10}, joined_atom::value)
+      .receive([](bool) {},
+               [&](caf::error& err) {
+                 CAF_FAIL("the subscriber did not answer: " << node.sys->render(err));
+               });
+  }
   db_event_store store{names};
   store.observe(lifecycle_forwarder(*node.sys));
   must_exec(db, "BEGIN");
