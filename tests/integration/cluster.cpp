@@ -55,7 +55,19 @@ CAF_TEST(retry delays of one and one give exactly three sends) {
   CAF_CHECK_EQUAL(sends[2].last_attempt, true);
   CAF_CHECK_NOT_EQUAL(sends[0].dispatch_id, sends[1].dispatch_id);
   CAF_CHECK_NOT_EQUAL(sends[1].dispatch_id, sends[2].dispatch_id);
-  std::this_thread::sleep_for(std::chrono::milliseconds{1500});
+  // No fourth send, proven by progress rather than by waiting: a fourth
+  // would be due one retry delay (1 s) after the failure, so a dispatcher
+  // pass that starts after one that ended later than that claims it, and
+  // (claims go by available_at, id) sends it ahead of a marker delivery
+  // published then, on the same queue.
+  auto failed_at = now_ms();
+  CAF_REQUIRE(wait_until([&] {
+    return node.metrics_of("dispatcher " + q).last_pass_ms >= failed_at + 1000;
+  }));
+  publish("e", "{}"); // the marker
+  CAF_REQUIRE(wait_until([&] {
+    return worker.seen().size() > worker.seen_for(d.at(0).first).size();
+  }));
   CAF_CHECK_EQUAL(worker.seen_for(d.at(0).first).size(), 3u); // no fourth
 }
 
@@ -170,6 +182,9 @@ struct lifecycle_log_book {
   }
 };
 
+/// Asked of the subscriber: answered once it has joined the group.
+using joined_atom = caf::atom_constant<caf::atom("joined")>;
+
 caf::behavior lifecycle_subscriber(caf::event_based_actor* self,
                                    std::shared_ptr<lifecycle_log_book> book) {
   self->join(lifecycle_group(self->system()));
@@ -178,6 +193,7 @@ caf::behavior lifecycle_subscriber(caf::event_based_actor* self,
       std::lock_guard<std::mutex> guard{book->mtx};
       book->events.push_back(ev);
     },
+    [](joined_atom) { return true; },
   };
 }
 
@@ -191,6 +207,16 @@ CAF_TEST(an embedder subscribes to the typed lifecycle events of its node) {
                      }};
   auto book = std::make_shared<lifecycle_log_book>();
   auto sub = node.sys->spawn(lifecycle_subscriber, book);
+  // The subscriber joins when it first runs, on a scheduler thread: an
+  // event stored before then would be missed. Its answer proves it joined.
+  {
+    caf::scoped_actor self{*node.sys};
+    self->request(sub, std::chrono::seconds{10}, joined_atom::value)
+      .receive([](bool) {},
+               [&](caf::error& err) {
+                 CAF_FAIL("the subscriber did not answer: " << node.sys->render(err));
+               });
+  }
   db_event_store store{names};
   store.observe(lifecycle_forwarder(*node.sys));
   must_exec(db, "BEGIN");

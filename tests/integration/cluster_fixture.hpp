@@ -22,6 +22,7 @@
 #include "core/base/errors.hpp"
 #include "core/amqp/wire.hpp"
 #include "tests/integration/test_services.hpp"
+#include "tests/integration/wait_until.hpp"
 
 namespace outbox::testing {
 
@@ -31,18 +32,6 @@ struct node_test_config : caf::actor_system_config {
     load<caf::io::middleman>();
   }
 };
-
-/// Polls `done` every 100 ms for up to `limit`; returns its last answer.
-inline bool wait_until(std::function<bool()> done,
-                       std::chrono::seconds limit = std::chrono::seconds{30}) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (done())
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds{100});
-  }
-  return done();
-}
 
 struct cluster_fixture : schema_fixture {
   std::string queue_prefix = unique_prefix();
@@ -152,13 +141,18 @@ struct running_node {
     return out;
   }
 
-  /// The counters of one actor of this node, by name.
-  std::map<std::string, int64_t> counters_of(const std::string& actor) {
+  /// The metrics of one actor of this node, by name (zeros when unknown).
+  actor_metrics metrics_of(const std::string& actor) {
     auto s = status();
     for (auto& a : s.nodes.at(0).actors)
       if (a.metrics.name == actor)
-        return a.metrics.counters;
+        return a.metrics;
     return {};
+  }
+
+  /// The counters of one actor of this node, by name.
+  std::map<std::string, int64_t> counters_of(const std::string& actor) {
+    return metrics_of(actor).counters;
   }
 
   ~running_node() {

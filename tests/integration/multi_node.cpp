@@ -71,6 +71,33 @@ struct multi_fixture : cluster_fixture {
         ++(n["up"].GetBool() ? up : down);
     return {up, down};
   }
+
+  /// Whether a session's last statement LISTENed on `channel` (and it idles
+  /// there, waiting for notifications).
+  bool listening_on(const std::string& channel) {
+    auto rows = must_exec(db, "SELECT count(*) FROM pg_stat_activity WHERE "
+                              "state = 'idle' AND query = 'LISTEN \"' || $1 || '\"'",
+                          {channel});
+    return rows.int64(0, 0) >= 1;
+  }
+
+  /// Whether the start-up is over: all three nodes are up, every actor has
+  /// run its first pass, and both wake-up channels (event inserts for the
+  /// router, new deliveries for the dispatcher node) are listened on.
+  bool started_up() {
+    auto doc = status();
+    if (!doc.HasMember("nodes") || doc["nodes"].Size() != 3)
+      return false;
+    for (auto& n : doc["nodes"].GetArray()) {
+      if (!n["up"].GetBool() || !n["wakeupsOk"].GetBool())
+        return false;
+      for (auto& a : n["actors"].GetArray())
+        if (a["passes"].GetInt64() < 1)
+          return false;
+    }
+    return listening_on(names.notify_channel())
+           && listening_on(names.ready_channel());
+  }
 };
 
 } // namespace
@@ -88,8 +115,9 @@ CAF_TEST(events complete across three nodes and status shows every node) {
   test_worker worker{amqp_url(), q, [](const job_seen&, int) {
                        return answer::completed;
                      }};
-  CAF_REQUIRE(wait_until([&] { return node_states().first == 3; }));
-  std::this_thread::sleep_for(std::chrono::seconds{1}); // the first passes
+  // Published only after the first passes, so that only wake-ups can move
+  // these events on in time.
+  CAF_REQUIRE(wait_until([&] { return started_up(); }));
   for (int i = 0; i < 50; ++i)
     publish("e", "{}");
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 50; },
@@ -122,6 +150,8 @@ CAF_TEST(a dispatcher node killed mid-run and started again loses nothing) {
   auto s = status_node();
   auto r = router_node();
   auto d = dispatcher_node();
+  // Each job costs the worker a little (part of the scenario, not a wait),
+  // so that 400 of them are still running when the dispatcher node dies.
   test_worker worker{amqp_url(), q, [](const job_seen&, int) {
                        std::this_thread::sleep_for(std::chrono::milliseconds{2});
                        return answer::completed;

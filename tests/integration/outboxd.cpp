@@ -93,7 +93,13 @@ CAF_TEST(a status port in use is refused at start) {
   child_process first{OUTBOXD_PATH,
                       {"--config", path, "--roles", "status", "--listen", port},
                       "/tmp/" + queue_prefix + "first.log"};
-  std::this_thread::sleep_for(std::chrono::milliseconds{500});
+  // The first node holds the port once it answers a status query there.
+  CAF_REQUIRE(wait_until([&] {
+    return run_command(std::string{OUTBOXCTL_PATH}
+                       + " status --connect 127.0.0.1:" + port)
+             .first
+           == 0;
+  }));
   auto second = outboxd("--config " + path + " --roles status --listen " + port);
   CAF_CHECK_EQUAL(second.first, 1);
   CAF_CHECK_NOT_EQUAL(second.second.find("cannot listen on 127.0.0.1:" + port),

@@ -158,7 +158,10 @@ CAF_TEST(the python worker keeps its connection through a long job and idleness)
   CAF_CHECK_EQUAL(produce(R"({"scenario":"slow","seconds":4})", 1).first, 0);
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; },
                          std::chrono::seconds{20}));
-  std::this_thread::sleep_for(std::chrono::seconds{5}); // idle on purpose
+  // The idleness is the scenario, not a wait for a result: longer than two
+  // heartbeats, after which the broker drops a connection gone silent.
+  constexpr auto idle_past_two_heartbeats = std::chrono::seconds{5};
+  std::this_thread::sleep_for(idle_past_two_heartbeats);
   CAF_CHECK_EQUAL(produce(R"({"scenario":"ok"})", 1).first, 0);
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 2; }, std::chrono::seconds{20}));
   CAF_CHECK_EQUAL(must_exec(db, "SELECT max(attempts) FROM " + names.deliveries)

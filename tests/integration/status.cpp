@@ -2,11 +2,11 @@
 #include <caf/test/unit_test.hpp>
 
 #include <chrono>
-#include <thread>
 
 #include "core/pg/db_stores.hpp"
 #include "core/pg/status_repository.hpp"
 #include "tests/integration/delivery_fixture.hpp"
+#include "tests/integration/wait_until.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -16,15 +16,12 @@ namespace {
 struct status_fixture : delivery_fixture {
   // Until the terminated backend has left pg_stat_activity (at most 10 s).
   bool wait_until_gone(const std::string& name) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-    while (std::chrono::steady_clock::now() < until) {
-      auto rows = must_exec(db, "SELECT 1 FROM pg_stat_activity WHERE "
-                                "application_name = $1", {name});
-      if (rows.size() == 0)
-        return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds{20});
-    }
-    return false;
+    return wait_until([&] {
+      return must_exec(db, "SELECT 1 FROM pg_stat_activity WHERE "
+                           "application_name = $1", {name})
+               .size()
+             == 0;
+    }, std::chrono::seconds{10});
   }
 };
 

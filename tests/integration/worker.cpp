@@ -111,10 +111,11 @@ CAF_TEST(a result arriving after a newer dispatch changes nothing) {
   // A 1 s delivery timeout; the first run of the job takes 2.5 s, so its
   // result comes back after the sweeper sent the delivery again.
   running_node node{make_config({make_route("e", "J", q, {1, 1}, 1)})};
+  constexpr auto late_first_run = std::chrono::milliseconds{2500}; // the scenario
   running_worker w{q, {{"J", [&](const job_context& ctx) {
                           log.add(ctx);
                           if (log.all().size() == 1)
-                            std::this_thread::sleep_for(std::chrono::milliseconds{2500});
+                            std::this_thread::sleep_for(late_first_run);
                           else
                             throw retryable_error("second try fails");
                         }}}};

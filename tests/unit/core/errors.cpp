@@ -5,6 +5,7 @@
 
 #include "core/base/errors.hpp"
 #include "core/pg/pg_connection.hpp"
+#include "tests/unit/case_check.hpp"
 
 using namespace outbox;
 
@@ -32,11 +33,18 @@ CAF_TEST(data errors are told apart by their sqlstate) {
                       std::string{"route_batch failed (SQLSTATE "} + state + ")");
   };
   CAF_CHECK_EQUAL(sqlstate_of(failed("54000")), "54000");
-  for (auto s : {"54000", "0A000", "22003", "22P02", "23505", "XX001", "XX002"})
-    CAF_CHECK(is_data_error(failed(s)));
-  // Not the row's fault: the connection, locks, resources, our own SQL.
-  for (auto s : {"08006", "40001", "40P01", "53100", "57014", "42601", "XX000"})
-    CAF_CHECK(!is_data_error(failed(s)));
+  struct {
+    const char* sqlstate;
+    bool data_error;
+  } cases[] = {
+    {"54000", true}, {"0A000", true}, {"22003", true}, {"22P02", true},
+    {"23505", true}, {"XX001", true}, {"XX002", true},
+    // Not the row's fault: the connection, locks, resources, our own SQL.
+    {"08006", false}, {"40001", false}, {"40P01", false}, {"53100", false},
+    {"57014", false}, {"42601", false}, {"XX000", false},
+  };
+  for (auto& c : cases)
+    OUTBOX_CHECK_CASE_EQUAL(c.sqlstate, is_data_error(failed(c.sqlstate)), c.data_error);
   auto lost = make_error(errc::database_unavailable,
                          "route_batch: the database connection was lost");
   CAF_CHECK_EQUAL(sqlstate_of(lost), "");

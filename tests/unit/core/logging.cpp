@@ -2,16 +2,24 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/base/logging.hpp"
+#include "tests/unit/case_check.hpp"
 
 using namespace outbox;
 
 CAF_TEST(values are quoted only when a key value line needs it) {
-  CAF_CHECK_EQUAL(kv("stock.publish"), "stock.publish");
-  CAF_CHECK_EQUAL(kv(""), "\"\"");
-  CAF_CHECK_EQUAL(kv("two words"), "\"two words\"");
-  CAF_CHECK_EQUAL(kv("a=b"), "\"a=b\"");
-  CAF_CHECK_EQUAL(kv("say \"hi\""), "\"say \\\"hi\\\"\"");
-  CAF_CHECK_EQUAL(kv("line\nbreak"), "\"line break\"");
+  struct {
+    const char* value;
+    const char* written;
+  } cases[] = {
+    {"stock.publish", "stock.publish"},
+    {"", "\"\""},
+    {"two words", "\"two words\""},
+    {"a=b", "\"a=b\""},
+    {"say \"hi\"", "\"say \\\"hi\\\"\""},
+    {"line\nbreak", "\"line break\""},
+  };
+  for (auto& c : cases)
+    OUTBOX_CHECK_CASE_EQUAL(c.value, kv(c.value), c.written);
 }
 
 CAF_TEST(log levels are checked by name) {

@@ -3,6 +3,7 @@
 
 #include "core/domain/ready_notice.hpp"
 #include "core/domain/schema_names.hpp"
+#include "tests/unit/case_check.hpp"
 
 using namespace outbox;
 
@@ -22,7 +23,7 @@ CAF_TEST(a payload carries the origin and the whole queue name) {
 
 CAF_TEST(payloads of anything else are ignored) {
   for (std::string bad : {"", "jobs", " jobs", "abc "})
-    CAF_CHECK(!parse_ready_payload(bad));
+    OUTBOX_CHECK_CASE("\"" + bad + "\"", !parse_ready_payload(bad));
 }
 
 CAF_TEST(origins differ between nodes) {

@@ -3,6 +3,7 @@
 
 #include "core/domain/retry_policy.hpp"
 #include "core/base/timestamp.hpp"
+#include "tests/unit/case_check.hpp"
 
 using namespace outbox;
 using std::chrono::seconds;
@@ -30,10 +31,11 @@ CAF_TEST(two delays give one try and two retries) {
                {2, failure_outcome::retry, 120},
                {3, failure_outcome::fail, 0}};
   for (auto& s : steps) {
+    auto name = "failure " + std::to_string(s.failures);
     auto d = decide_after_failure(r, s.failures, t0, std::nullopt);
-    CAF_CHECK(d.outcome == s.outcome);
+    OUTBOX_CHECK_CASE(name, d.outcome == s.outcome);
     if (s.outcome == failure_outcome::retry)
-      CAF_CHECK(d.available_at == t0 + seconds{s.delay});
+      OUTBOX_CHECK_CASE(name, d.available_at == t0 + seconds{s.delay});
   }
   CAF_CHECK(!is_last_attempt(r, 0, t0, std::nullopt));
   CAF_CHECK(!is_last_attempt(r, 1, t0, std::nullopt));
@@ -49,11 +51,15 @@ CAF_TEST(no delays make the first failure final) {
 
 CAF_TEST(a repeating last delay retries forever without a time to live) {
   auto r = rules({1, 5, 30, 60}, true);
-  int expected[] = {1, 5, 30, 60, 60, 60};
-  for (int i = 0; i < 6; ++i) {
-    auto d = decide_after_failure(r, i + 1, t0, std::nullopt);
-    CAF_REQUIRE(d.outcome == failure_outcome::retry);
-    CAF_CHECK(d.available_at == t0 + seconds{expected[i]});
+  struct {
+    int failures;
+    int delay;
+  } steps[] = {{1, 1}, {2, 5}, {3, 30}, {4, 60}, {5, 60}, {6, 60}};
+  for (auto& s : steps) {
+    auto name = "failure " + std::to_string(s.failures);
+    auto d = decide_after_failure(r, s.failures, t0, std::nullopt);
+    OUTBOX_CHECK_CASE(name, d.outcome == failure_outcome::retry);
+    OUTBOX_CHECK_CASE(name, d.available_at == t0 + seconds{s.delay});
   }
   CAF_CHECK(!is_last_attempt(r, 1000, t0, std::nullopt));
 }
@@ -80,18 +86,36 @@ CAF_TEST(a retry that would start after expiry expires instead) {
 
 CAF_TEST(the earlier of route ttl and event expiry wins) {
   auto created = t0;
-  CAF_CHECK(effective_expiry(0, created, std::nullopt) == std::nullopt);
-  CAF_CHECK(effective_expiry(60, created, std::nullopt) == created + seconds{60});
-  CAF_CHECK(effective_expiry(0, created, created + seconds{5}) == created + seconds{5});
-  CAF_CHECK(effective_expiry(60, created, created + seconds{5}) == created + seconds{5});
-  CAF_CHECK(effective_expiry(60, created, created + seconds{500}) == created + seconds{60});
+  struct {
+    const char* name;
+    int64_t ttl_seconds;
+    std::optional<time_point> event_expiry;
+    std::optional<time_point> expected;
+  } cases[] = {
+    {"neither", 0, std::nullopt, std::nullopt},
+    {"the route's ttl alone", 60, std::nullopt, created + seconds{60}},
+    {"the event's expiry alone", 0, created + seconds{5}, created + seconds{5}},
+    {"the event's expiry, earlier", 60, created + seconds{5}, created + seconds{5}},
+    {"the route's ttl, earlier", 60, created + seconds{500}, created + seconds{60}},
+  };
+  for (auto& c : cases)
+    OUTBOX_CHECK_CASE(c.name, effective_expiry(c.ttl_seconds, created, c.event_expiry)
+                                == c.expected);
 }
 
 CAF_TEST(expiry is inclusive of its instant) {
-  CAF_CHECK(!is_expired(std::nullopt, t0));
-  CAF_CHECK(!is_expired(t0 + seconds{1}, t0));
-  CAF_CHECK(is_expired(t0, t0));
-  CAF_CHECK(is_expired(t0 - seconds{1}, t0));
+  struct {
+    const char* name;
+    std::optional<time_point> expiry;
+    bool expired;
+  } cases[] = {
+    {"no expiry", std::nullopt, false},
+    {"a second later", t0 + seconds{1}, false},
+    {"this instant", t0, true},
+    {"a second ago", t0 - seconds{1}, true},
+  };
+  for (auto& c : cases)
+    OUTBOX_CHECK_CASE_EQUAL(c.name, is_expired(c.expiry, t0), c.expired);
 }
 
 // Regression: an expiry in 2300 (read from the database) or a TTL of

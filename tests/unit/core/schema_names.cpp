@@ -2,12 +2,13 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/domain/schema_names.hpp"
+#include "tests/unit/case_check.hpp"
 
 using namespace outbox;
 
 CAF_TEST(identifiers are lower case letters digits and underscores) {
   for (auto good : {"outbox_events", "_x", "t1_events", "a"})
-    CAF_CHECK_EQUAL(check_identifier(good), "");
+    OUTBOX_CHECK_CASE_EQUAL(good, check_identifier(good), "");
   struct {
     std::string name;
     const char* rule;
@@ -18,7 +19,8 @@ CAF_TEST(identifiers are lower case letters digits and underscores) {
              {"a\"b", "may hold only"},
              {std::string(49, 'a'), "at most 48"}};
   for (auto& b : bad)
-    CAF_CHECK_NOT_EQUAL(check_identifier(b.name).find(b.rule), std::string::npos);
+    OUTBOX_CHECK_CASE("\"" + b.name + "\": " + check_identifier(b.name),
+                      check_identifier(b.name).find(b.rule) != std::string::npos);
 }
 
 CAF_TEST(a prefix renames every object) {

@@ -2,19 +2,25 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/base/timestamp.hpp"
+#include "tests/unit/case_check.hpp"
 
 using namespace outbox;
 
 CAF_TEST(timestamps round trip in utc) {
-  const char* cases[] = {"1970-01-01T00:00:00Z", "2026-11-29T20:31:02Z",
-                         "2000-02-29T23:59:59.123456Z", "1969-12-31T23:59:59.5Z"};
-  const char* expected[] = {"1970-01-01T00:00:00Z", "2026-11-29T20:31:02Z",
-                            "2000-02-29T23:59:59.123456Z",
-                            "1969-12-31T23:59:59.500000Z"};
-  for (size_t i = 0; i < 4; ++i) {
-    auto t = parse_timestamp(cases[i]);
-    CAF_REQUIRE(t);
-    CAF_CHECK_EQUAL(format_timestamp(*t), expected[i]);
+  struct {
+    const char* text;
+    const char* formatted;
+  } cases[] = {
+    {"1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z"},
+    {"2026-11-29T20:31:02Z", "2026-11-29T20:31:02Z"},
+    {"2000-02-29T23:59:59.123456Z", "2000-02-29T23:59:59.123456Z"},
+    {"1969-12-31T23:59:59.5Z", "1969-12-31T23:59:59.500000Z"},
+  };
+  for (auto& c : cases) {
+    auto t = parse_timestamp(c.text);
+    OUTBOX_CHECK_CASE(c.text, t.has_value());
+    if (t)
+      OUTBOX_CHECK_CASE_EQUAL(c.text, format_timestamp(*t), c.formatted);
   }
   CAF_CHECK(parse_timestamp("2026-11-29T20:31:02+00:00")
             == parse_timestamp("2026-11-29T20:31:02Z"));
@@ -26,10 +32,8 @@ CAF_TEST(malformed timestamps are rejected) {
                        "2025-02-29T00:00:00Z", "2026-11-29T20:31:02+01:00",
                        "2026-11-29T20:31:02", "2026-11-29T20:31:02.Z",
                        "2026-11-29T24:00:00Z"};
-  for (auto b : bad) {
-    CAF_MESSAGE("input " << b);
-    CAF_CHECK(!parse_timestamp(b));
-  }
+  for (auto b : bad)
+    OUTBOX_CHECK_CASE(b, !parse_timestamp(b));
 }
 
 // A time_point (int64 nanoseconds) ends in April 2262; the database's
@@ -55,9 +59,16 @@ CAF_TEST(conversions past 2262 saturate instead of wrapping around) {
 }
 
 CAF_TEST(timestamps a time_point cannot hold are refused) {
-  CAF_CHECK(!parse_timestamp("2300-01-01T00:00:00Z"));
-  CAF_CHECK(!parse_timestamp("2262-04-12T00:00:00Z"));
-  CAF_CHECK(!parse_timestamp("1600-01-01T00:00:00Z"));
-  CAF_CHECK(parse_timestamp("2262-04-11T00:00:00Z"));
-  CAF_CHECK(parse_timestamp("2199-12-31T23:59:59Z"));
+  struct {
+    const char* text;
+    bool held;
+  } cases[] = {
+    {"2300-01-01T00:00:00Z", false},
+    {"2262-04-12T00:00:00Z", false},
+    {"1600-01-01T00:00:00Z", false},
+    {"2262-04-11T00:00:00Z", true},
+    {"2199-12-31T23:59:59Z", true},
+  };
+  for (auto& c : cases)
+    OUTBOX_CHECK_CASE_EQUAL(c.text, parse_timestamp(c.text).has_value(), c.held);
 }

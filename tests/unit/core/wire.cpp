@@ -5,6 +5,7 @@
 
 #include "core/base/errors.hpp"
 #include "core/amqp/wire.hpp"
+#include "tests/unit/case_check.hpp"
 
 using namespace outbox;
 
@@ -120,31 +121,39 @@ CAF_TEST(bad result messages are refused with a safe reason) {
            + R"(,"job":"J","outcome":)" + outcome + "}";
   };
   auto q = [](const std::string& s) { return "\"" + s + "\""; };
-  CAF_CHECK_EQUAL(why("{not json"), "result message: not valid JSON at offset "
-                                    "1: Missing a name for object member.");
-  CAF_CHECK_EQUAL(why("17"), "result message: not a JSON object");
-  CAF_CHECK_EQUAL(why("[1]"), "result message: entry 1: not a JSON object");
-  CAF_CHECK_EQUAL(why(R"({"outboxDispatchId":"x"})"),
-                  "result message: outboxDeliveryId is missing");
-  CAF_CHECK_EQUAL(why(base(q("12a"), q(uuid), q("completed"))),
-                  "result message: outboxDeliveryId must be a positive integer "
-                  "or a string of digits");
-  CAF_CHECK_EQUAL(why(base("-3", q(uuid), q("completed"))),
-                  "result message: outboxDeliveryId must be a positive integer "
-                  "or a string of digits");
-  CAF_CHECK_EQUAL(why(base(q("1"), q("not-a-uuid"), q("completed"))),
-                  "result message: outboxDispatchId must be a UUID");
-  CAF_CHECK_EQUAL(why(base(q("1"), "17", q("completed"))),
-                  "result message: outboxDispatchId must be a string");
-  CAF_CHECK_EQUAL(why(base(q("1"), q(uuid), q("done"))),
-                  "result message: outcome must be completed, retry or failed");
-  CAF_CHECK_EQUAL(why(R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
-                      + R"(","job":"J","outcome":"failed","extra":1})"),
-                  "result message: unknown key (allowed: outboxDeliveryId, "
-                  "outboxDispatchId, job, outcome, reason)");
-  CAF_CHECK_EQUAL(why(R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
-                      + R"(","job":"","outcome":"failed"})"),
-                  "result message: job must not be empty");
+  struct {
+    const char* name;
+    std::string body;
+    const char* expected;
+  } cases[] = {
+    {"not JSON", "{not json",
+     "result message: not valid JSON at offset 1: Missing a name for object member."},
+    {"a number", "17", "result message: not a JSON object"},
+    {"an array of a number", "[1]", "result message: entry 1: not a JSON object"},
+    {"no delivery id", R"({"outboxDispatchId":"x"})",
+     "result message: outboxDeliveryId is missing"},
+    {"a delivery id not of digits", base(q("12a"), q(uuid), q("completed")),
+     "result message: outboxDeliveryId must be a positive integer or a string of digits"},
+    {"a negative delivery id", base("-3", q(uuid), q("completed")),
+     "result message: outboxDeliveryId must be a positive integer or a string of digits"},
+    {"a dispatch id not a UUID", base(q("1"), q("not-a-uuid"), q("completed")),
+     "result message: outboxDispatchId must be a UUID"},
+    {"a numeric dispatch id", base(q("1"), "17", q("completed")),
+     "result message: outboxDispatchId must be a string"},
+    {"an unknown outcome", base(q("1"), q(uuid), q("done")),
+     "result message: outcome must be completed, retry or failed"},
+    {"an unknown key",
+     R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
+       + R"(","job":"J","outcome":"failed","extra":1})",
+     "result message: unknown key (allowed: outboxDeliveryId, outboxDispatchId, job, "
+     "outcome, reason)"},
+    {"an empty job",
+     R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
+       + R"(","job":"","outcome":"failed"})",
+     "result message: job must not be empty"},
+  };
+  for (auto& c : cases)
+    OUTBOX_CHECK_CASE_EQUAL(c.name, why(c.body), c.expected);
 }
 
 CAF_TEST(long reasons are cut on a character boundary) {
@@ -314,16 +323,25 @@ CAF_TEST(a direct job message has no ids and parses as direct) {
     auto r = parse_job_message(body);
     return r ? "accepted" : context_of(r.error());
   };
-  CAF_CHECK_EQUAL(reason(R"({"job":"J","eventType":"e","outboxDirect":false,"payload":{}})"),
-                  "job message: outboxDirect must be true when present");
-  CAF_CHECK_EQUAL(reason(R"({"job":"","eventType":"e","outboxDirect":true,"payload":{}})"),
-                  "job message: job must not be empty");
-  CAF_CHECK_EQUAL(reason(R"({"job":"J\u0000","eventType":"e","outboxDirect":true,"payload":{}})"),
-                  "job message: job must not contain a NUL character");
-  CAF_CHECK_EQUAL(reason(R"({"job":"J","outboxDirect":true,"payload":{}})"),
-                  "job message: eventType must be a string");
-  CAF_CHECK_EQUAL(reason(R"({"job":"J","eventType":"e","outboxDirect":true})"),
-                  "job message: payload is missing");
+  struct {
+    const char* name;
+    const char* body;
+    const char* expected;
+  } bad[] = {
+    {"outboxDirect false", R"({"job":"J","eventType":"e","outboxDirect":false,"payload":{}})",
+     "job message: outboxDirect must be true when present"},
+    {"an empty job", R"({"job":"","eventType":"e","outboxDirect":true,"payload":{}})",
+     "job message: job must not be empty"},
+    {"a NUL in the job",
+     R"({"job":"J\u0000","eventType":"e","outboxDirect":true,"payload":{}})",
+     "job message: job must not contain a NUL character"},
+    {"no event type", R"({"job":"J","outboxDirect":true,"payload":{}})",
+     "job message: eventType must be a string"},
+    {"no payload", R"({"job":"J","eventType":"e","outboxDirect":true})",
+     "job message: payload is missing"},
+  };
+  for (auto& c : bad)
+    OUTBOX_CHECK_CASE_EQUAL(c.name, reason(c.body), c.expected);
 }
 
 CAF_TEST(bad job messages are refused and attributed when possible) {

@@ -2,6 +2,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "worker/job_screen.hpp"
+#include "tests/unit/case_check.hpp"
 
 using namespace outbox;
 
@@ -18,7 +19,7 @@ CAF_TEST(properties in the form the relay sets attribute a message) {
   for (auto id : {"", "0", "-1", "4x", "1234567890123456789"}) {
     auto bad = m;
     bad.message_id = id;
-    CAF_CHECK(!attribute_by_properties(bad));
+    OUTBOX_CHECK_CASE(std::string{"message id \""} + id + "\"", !attribute_by_properties(bad));
   }
   auto direct = m;
   direct.message_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c"; // a direct job's

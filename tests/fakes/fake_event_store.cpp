@@ -1,4 +1,4 @@
-#include "core/producer/fake_event_store.hpp"
+#include "tests/fakes/fake_event_store.hpp"
 
 namespace outbox::testing {
 
