@@ -29,6 +29,7 @@
 #include "core/wire.hpp"
 #include "tools/child_process.hpp"
 #include "tools/benchmark/machine_cpu.hpp"
+#include "tools/benchmark/outbox_config.hpp"
 #include "tools/benchmark/producers.hpp"
 #include "tools/benchmark/report.hpp"
 #include "tools/benchmark/stats.hpp"
@@ -154,23 +155,23 @@ std::string make_payload(int64_t bytes) {
   return "{\"data\":\"" + filler + "\"}";
 }
 
-void write_config(const bench_config& o, setup& s) {
+// The relay's config file; false (and a message) when it cannot be made.
+bool write_config(const bench_config& o, const setup& s) {
+  outbox_knobs k{o.database_url, o.amqp_url, s.names, o.batch_size,
+                 o.router_linger_ms, o.router_linger_min_events,
+                 !o.polling_only, o.routes, s.queues};
+  auto text = outbox_config_json(k);
   std::ofstream out{s.config_path};
-  out << "{\"databaseUrl\": \"" << o.database_url << "\", \"amqpUrl\": \""
-      << o.amqp_url << "\", \"eventsTableName\": \"" << s.names.events
-      << "\", \"deliveriesTableName\": \"" << s.names.deliveries
-      << "\", \"migrationsTableName\": \"" << s.names.migrations
-      << "\", \"publishFunctionName\": \"" << s.names.publish_function
-      << "\", \"batchSize\": " << o.batch_size
-      << ", \"routerLingerMs\": " << o.router_linger_ms
-      << ", \"routerLingerMinEvents\": " << o.router_linger_min_events
-      << ", \"deliverImmediately\": "
-      << (o.polling_only ? "false" : "true") << ", \"routes\": {\"bench.event\": [";
-  for (int64_t r = 0; r < o.routes; ++r)
-    out << (r ? ", " : "") << "{\"job\": \"BenchJob" << r << "\", \"queue\": \""
-        << s.queues[static_cast<size_t>(r % o.queues)]
-        << "\", \"retryDelaysSeconds\": [1], \"deliveryTimeoutSeconds\": 60}";
-  out << "]}}\n";
+  if (text)
+    out << *text << "\n";
+  out.close();
+  if (text && out)
+    return true;
+  std::cerr << "outbox_bench: cannot write the relay's config "
+            << s.config_path << ": "
+            << (text ? std::string{"a write failed"} : render(text.error()))
+            << "\n";
+  return false;
 }
 
 // The relay under test: one process with every role, or three nodes; plus
@@ -244,7 +245,7 @@ struct workers {
       for (int64_t i = 0; i < o.workers; ++i) {
         auto w = std::make_unique<outbox::worker>(worker_options{o.amqp_url, q, 200});
         for (int64_t r = 0; r < o.routes; ++r)
-          w->handle("BenchJob" + std::to_string(r), [this](const job_context& job) {
+          w->handle(bench_job(r), [this](const job_context& job) {
             auto t = now_seconds();
             std::lock_guard<std::mutex> guard{mtx};
             received.emplace(job.event_id, t);
@@ -374,7 +375,10 @@ int run(const bench_config& o) {
   for (int64_t q = 0; q < o.queues; ++q)
     s.queues.push_back(s.prefix + "q" + std::to_string(q));
   s.payload = make_payload(o.payload_bytes);
-  write_config(o, s);
+  if (!write_config(o, s)) {
+    std::remove(s.config_path.c_str());
+    return 2;
+  }
   // The knobs that end up in the outbox's config (batch size, linger) are
   // checked by the config's own rules, before any table is made.
   if (auto cfg = load_config(s.config_path); !cfg) {
@@ -421,7 +425,7 @@ int run(const bench_config& o) {
     job_to_send j;
     j.delivery_id = 1;
     j.event_id = 1;
-    j.job = "BenchJob0";
+    j.job = bench_job(0);
     j.queue = q;
     j.dispatch_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
     j.event_type = "bench.event";
