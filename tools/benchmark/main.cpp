@@ -7,6 +7,7 @@
 //   resources of outboxd: peak RSS, CPU seconds per 1,000 deliveries
 //   backlog   N pending deliveries drained: first vs last 10%
 // Tables and queues are its own (prefix bench_<pid>_) and dropped after.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -20,12 +21,14 @@
 #include <unistd.h>
 
 #include "core/amqp_client.hpp"
+#include "core/bulk_repository.hpp"
 #include "core/config.hpp"
 #include "core/db_stores.hpp"
 #include "core/errors.hpp"
 #include "core/logging.hpp"
 #include "core/migrations.hpp"
 #include "core/pg_connection.hpp"
+#include "core/progress_repository.hpp"
 #include "core/wire.hpp"
 #include "tools/child_process.hpp"
 #include "tools/benchmark/machine_cpu.hpp"
@@ -145,6 +148,9 @@ T must(caf::expected<T> x, const std::string& what) {
 struct setup {
   std::string prefix = "bench_" + std::to_string(getpid()) + "_";
   schema_names names = schema_names{}.with_prefix(prefix);
+  progress_repository progress{names};
+  bulk_repository bulk{names};
+  route backlog_route; ///< the first route: its job on the first queue
   std::vector<std::string> queues;
   std::string config_path = "/tmp/" + prefix + "config.json";
   std::string payload;
@@ -262,11 +268,8 @@ struct workers {
   }
 };
 
-int64_t count_where(pg_connection& db, const setup& s, const std::string& cond) {
-  auto rows = must(db.exec("count", "SELECT count(*) FROM " + s.names.deliveries
-                                      + " WHERE " + cond),
-                   "counting deliveries");
-  return rows.int64(0, 0);
+int64_t completed(pg_connection& db, setup& s) {
+  return must(s.progress.count_status(db, "completed"), "counting deliveries");
 }
 
 // Waits until n deliveries have completed. While the relay works it asks
@@ -275,20 +278,13 @@ int64_t count_where(pg_connection& db, const setup& s, const std::string& cond) 
 // counting the completed rows every 100 ms read the whole deliveries table
 // each time, a cost that grew with the table and slowed the drain it
 // measured. Once nothing is open, the count must be n, or the run failed.
-void await_completed(pg_connection& watch, const setup& s, int64_t n,
+void await_completed(pg_connection& watch, setup& s, int64_t n,
                      relay& r) {
   auto until = std::chrono::steady_clock::now() + std::chrono::minutes{20};
-  auto open_sql = "SELECT EXISTS (SELECT 1 FROM " + s.names.events
-                  + " WHERE routed_at IS NULL) OR EXISTS (SELECT 1 FROM "
-                  + s.names.deliveries
-                  + " WHERE status = 'pending' AND available_at IS NOT NULL)"
-                    " OR EXISTS (SELECT 1 FROM " + s.names.deliveries
-                  + " WHERE status = 'dispatched' AND delivery_timeout_at IS NOT NULL)";
   for (;;) {
     r.check();
-    auto open = must(watch.exec("open", open_sql), "watching the relay");
-    if (open.text(0, 0) == "f") {
-      auto done = count_where(watch, s, "status = 'completed'");
+    if (!must(s.progress.anything_open(watch), "watching the relay")) {
+      auto done = completed(watch, s);
       if (done >= n)
         return;
       die(std::to_string(n - done) + " deliveries ended without completing"
@@ -308,42 +304,15 @@ cpu_seconds per_1000(const cpu_seconds& used, int64_t events) {
   return out;
 }
 
-double as_double(const pg_rows& rows, int r, int c) {
-  return rows.is_null(r, c) ? 0 : std::stod(rows.text(r, c));
-}
-
-// Inserts n pending deliveries (with their events) of the first queue,
-// ready `ready_in_seconds` from now (0: at once), in transactions of 50,000.
-void insert_backlog(pg_connection& db, const setup& s, int64_t n,
-                    int64_t ready_in_seconds) {
-  for (int64_t done = 0; done < n; done += 50000) {
-    auto chunk = std::min<int64_t>(50000, n - done);
-    must(db.exec("backlog",
-                 "WITH e AS (INSERT INTO " + s.names.events
-                   + " (event_type, payload, routed_at) SELECT 'bench.event', $1,"
-                     " now() FROM generate_series(1, $2::int) RETURNING id)"
-                     " INSERT INTO " + s.names.deliveries
-                   + " (event_id, job, queue, retry_delays,"
-                     " delivery_timeout_seconds, merge, available_at) SELECT id,"
-                     " 'BenchJob0', $3, '{1}', 60, 'none',"
-                     " statement_timestamp() + make_interval(secs => $4) FROM e",
-                 {s.payload, std::to_string(chunk), s.queues[0],
-                  std::to_string(ready_in_seconds)}),
-         "inserting the backlog");
-  }
-}
-
-// Deliveries/s of the last `n` deliveries made, by their completion times.
-drain_figures drain_rates(pg_connection& db, const setup& s, int64_t n) {
-  auto rows = must(db.exec("drain", "SELECT extract(epoch FROM completed_at) FROM "
-                                    + s.names.deliveries + " WHERE job = 'BenchJob0'"
-                                    " AND event_id > (SELECT max(event_id) FROM "
-                                    + s.names.deliveries + ") - $1 ORDER BY 1",
-                           {std::to_string(n)}),
-                   "reading the drain");
+// Deliveries/s of the events after `after_event_id` (the backlog's, one
+// delivery each), by their completion times.
+drain_figures drain_rates(pg_connection& db, setup& s, int64_t after_event_id) {
+  auto events = must(s.progress.events_after(db, after_event_id),
+                     "reading the drain");
   std::vector<double> times;
-  for (int i = 0; i < rows.size(); ++i)
-    times.push_back(as_double(rows, i, 0));
+  for (auto& e : events)
+    times.push_back(e.last_completed);
+  std::sort(times.begin(), times.end());
   drain_figures out;
   for (int k = 0; k < 10; ++k)
     out.tenths.push_back(rate_between(times, k / 10.0, (k + 1) / 10.0));
@@ -381,12 +350,14 @@ int run(const bench_config& o) {
   }
   // The knobs that end up in the outbox's config (batch size, linger) are
   // checked by the config's own rules, before any table is made.
-  if (auto cfg = load_config(s.config_path); !cfg) {
+  auto cfg = load_config(s.config_path);
+  if (!cfg) {
     std::remove(s.config_path.c_str());
     std::cerr << "outbox_bench: a knob is out of range for the outbox config: "
               << render(cfg.error()) << "\n";
     return 2;
   }
+  s.backlog_route = cfg->routes_for("bench.event").front();
   leftovers cleanup{o, s};
   auto db = must(pg_connection::connect(o.database_url), "database");
   must(migrate(db, s.names), "migrating");
@@ -411,9 +382,8 @@ int run(const bench_config& o) {
                    static_cast<int>(o.producers), o.events, 0);
   rep.baseline_a = a.commits.size() / a.seconds;
   rep.a_cpu_per_1000 = per_1000(cpu_between(a_cpu_start, sample_cpu()), o.events);
-  must(db.exec("cleanup", "DELETE FROM " + s.names.events
-                            + " WHERE event_type = 'bench.unrouted'"),
-       "cleaning up A");
+  if (auto err = s.bulk.delete_unrouted(db, "bench.unrouted"))
+    die("cleaning up A: " + render(err));
 
   // B: RabbitMQ only, the job envelope's size, pipelined confirms.
   std::cerr << "B: RabbitMQ only\n";
@@ -466,19 +436,21 @@ int run(const bench_config& o) {
                              std::chrono::steady_clock::now() - wall_start)
                              .count()
                            * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
-    auto rows = must(db.exec("rates", "SELECT extract(epoch FROM min(e.created_at)),"
-                                      " extract(epoch FROM max(e.routed_at)),"
-                                      " extract(epoch FROM max(d.dispatched_at)),"
-                                      " extract(epoch FROM max(d.completed_at))"
-                                      " FROM " + s.names.events + " e JOIN "
-                                      + s.names.deliveries + " d ON d.event_id = e.id"),
-                     "reading the pipeline's times");
-    double t0 = as_double(rows, 0, 0);
+    auto events = must(s.progress.events_after(db, 0),
+                       "reading the pipeline's times");
+    double t0 = events.empty() ? 0 : events.front().created, routed = 0,
+           dispatched = 0, done = 0;
+    for (auto& e : events) {
+      t0 = std::min(t0, e.created);
+      routed = std::max(routed, e.routed);
+      dispatched = std::max(dispatched, e.last_dispatched);
+      done = std::max(done, e.last_completed);
+    }
     double deliveries = static_cast<double>(o.events * o.routes);
-    rep.routed_per_s = o.events / (as_double(rows, 0, 1) - t0);
-    rep.dispatched_per_s = deliveries / (as_double(rows, 0, 2) - t0);
-    rep.completed_per_s = deliveries / (as_double(rows, 0, 3) - t0);
-    rep.completed_events_per_s = o.events / (as_double(rows, 0, 3) - t0);
+    rep.routed_per_s = o.events / (routed - t0);
+    rep.dispatched_per_s = deliveries / (dispatched - t0);
+    rep.completed_per_s = deliveries / (done - t0);
+    rep.completed_events_per_s = o.events / (done - t0);
     handled += o.events * o.routes;
 
     // Latency at a fixed share of A.
@@ -490,17 +462,9 @@ int run(const bench_config& o) {
     rep.latency_rate = rate;
     // Per event: completed, routed and (last) dispatched, as the database
     // saw them (one clock: the servers run on this machine).
-    auto done = must(db.exec("completed",
-                             "SELECT d.event_id, extract(epoch FROM max(d.completed_at)),"
-                             " extract(epoch FROM min(e.routed_at)),"
-                             " extract(epoch FROM max(d.dispatched_at)) FROM "
-                               + s.names.deliveries + " d JOIN " + s.names.events
-                               + " e ON e.id = d.event_id GROUP BY d.event_id"),
-                     "reading completion times");
     std::map<int64_t, std::array<double, 3>> db_times;
-    for (int i = 0; i < done.size(); ++i)
-      db_times[done.int64(i, 0)] = {as_double(done, i, 1), as_double(done, i, 2),
-                                    as_double(done, i, 3)};
+    for (auto& e : must(s.progress.events_after(db, 0), "reading completion times"))
+      db_times[e.event_id] = {e.last_completed, e.routed, e.last_dispatched};
     std::vector<double> published, completed, to_routed, to_dispatched, to_received;
     {
       std::lock_guard<std::mutex> guard{w.mtx};
@@ -528,14 +492,16 @@ int run(const bench_config& o) {
 
   if (o.backlog > 0) {
     std::cerr << "backlog: inserting " << o.backlog << " pending deliveries\n";
-    insert_backlog(db, s, o.backlog, 0);
-    must(db.exec("analyze", "ANALYZE " + s.names.deliveries), "analyze");
+    auto cold_from = must(s.progress.last_event_id(db), "reading the last event");
+    if (auto err = s.bulk.insert_backlog(db, s.backlog_route, s.payload, o.backlog, 0))
+      die("inserting the backlog: " + render(err));
     // Inserting the backlog wrote about 200 MB of WAL at once; the
     // checkpoint that volume calls for would otherwise start during the
     // drain and charge the setup's cost to it (every page the drain touches
     // first after a checkpoint starts goes to the WAL whole).
-    must(db.exec("checkpoint", "CHECKPOINT"), "checkpoint");
-    int64_t before = count_where(db, s, "status = 'completed'");
+    if (auto err = s.bulk.settle(db))
+      die("settling the backlog: " + render(err));
+    int64_t before = completed(db, s);
     // The worker first: started after the relay (which takes a second to
     // come up), it found thousands of jobs the relay had sent meanwhile,
     // and the first tenth of the drain counted their completions without
@@ -544,18 +510,22 @@ int run(const bench_config& o) {
     relay r{o, s, "backlog"};
     std::cerr << "backlog: draining\n";
     await_completed(watch, s, before + o.backlog, r);
-    rep.drain = drain_rates(db, s, o.backlog);
+    rep.drain = drain_rates(db, s, cold_from);
     // The same again for the relay and worker that are running now, as
     // when the broker comes back after an outage: the backlog is made
     // whole first and becomes ready at one moment.
-    before = count_where(db, s, "status = 'completed'");
+    before = completed(db, s);
+    auto warm_from = must(s.progress.last_event_id(db), "reading the last event");
     auto ready_in = 5 + o.backlog / 20000; // seconds; inserting takes less
     std::cerr << "backlog: inserting " << o.backlog << " more, ready in " << ready_in
               << " s, for the running relay\n";
-    insert_backlog(db, s, o.backlog, ready_in);
-    must(db.exec("checkpoint", "CHECKPOINT"), "checkpoint");
+    if (auto err = s.bulk.insert_backlog(db, s.backlog_route, s.payload, o.backlog,
+                                         ready_in))
+      die("inserting the backlog: " + render(err));
+    if (auto err = s.bulk.settle(db))
+      die("settling the backlog: " + render(err));
     await_completed(watch, s, before + o.backlog, r);
-    rep.warm_drain = drain_rates(db, s, o.backlog);
+    rep.warm_drain = drain_rates(db, s, warm_from);
     rep.backlog_rss_mib = r.peak_rss_mib();
   }
 
