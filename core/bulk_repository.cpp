@@ -12,11 +12,7 @@ namespace {
 // The route comes as the routing statement's JSON (routes_to_json), so its
 // rules are copied the way routing copies them.
 constexpr const char* backlog_sql = R"sql(
-WITH r AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
-    event_type text, job text, queue text, retry_delays integer[],
-    repeat_last_delay boolean, delivery_timeout_seconds integer, merge text)
-), e AS (
+WITH r AS (SELECT * FROM {{routes}}), e AS (
   INSERT INTO {{events}} (event_type, payload, routed_at)
   SELECT r.event_type, $2, now() FROM r, generate_series(1, $3::int)
   RETURNING id
@@ -39,7 +35,7 @@ constexpr int64_t backlog_chunk = 50000;
 } // namespace
 
 bulk_repository::bulk_repository(schema_names names)
-  : backlog_sql_(fill_names(backlog_sql, names)),
+  : backlog_sql_(fill_names(with_routes(backlog_sql), names)),
     delete_sql_(fill_names(delete_sql, names)),
     settle_sql_(fill_names(settle_sql, names)) {
 }
