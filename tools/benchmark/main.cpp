@@ -378,14 +378,11 @@ std::optional<int> prepare(const bench_config& o, setup& s) {
 
 report knobs_of(const bench_config& o) {
   report rep;
-  rep.knobs = {{"events", o.events},   {"producers", o.producers},
-               {"payloadBytes", o.payload_bytes}, {"queues", o.queues},
-               {"routesPerEvent", o.routes}, {"batchSize", o.batch_size},
-               {"dispatchers", o.dispatchers}, {"workersPerQueue", o.workers},
-               {"backlog", o.backlog}, {"latencyEvents", o.latency_events},
-               {"routerLingerMs", o.router_linger_ms},
-               {"routerLingerMinEvents", o.router_linger_min_events}};
-  rep.cluster = o.cluster + (o.polling_only ? " polling-only" : "");
+  rep.knobs = {o.events,      o.producers,   o.payload_bytes, o.queues,
+               o.routes,      o.batch_size,  o.dispatchers,   o.workers,
+               o.backlog,     o.latency_events, o.router_linger_ms,
+               o.router_linger_min_events,
+               o.cluster + (o.polling_only ? " polling-only" : "")};
   return rep;
 }
 
@@ -576,8 +573,11 @@ void backlog_drains(run_context& c) {
 
 void write_results(const bench_config& o, const report& rep) {
   std::cout << rep.table();
+  auto text = rep.json();
+  if (!text)
+    die("the results cannot be written as JSON: " + render(text.error()));
   std::ofstream json{o.json_file};
-  json << rep.json() << "\n";
+  json << *text << "\n";
   json.close();
   if (!json)
     die("the results could not be written to " + o.json_file);
