@@ -133,72 +133,98 @@ results_json results_json_of(const report& r) {
 
 } // namespace
 
-std::string report::table() const {
-  std::ostringstream out;
-  double ratio = baseline_a > 0 ? completed_events_per_s / baseline_a : 0;
-  out << "\nknobs:";
-  knob_printer print{out};
-  inspect(print, const_cast<bench_knobs&>(knobs));
-  out << "\n\n";
-  out << "measure                                   value                     target\n";
-  auto row = [&](const std::string& name, const std::string& value,
-                 const std::string& target = "") {
+namespace {
+
+// Rows of name, value and target, in fixed columns.
+struct table_rows {
+  std::ostringstream& out;
+  void operator()(const std::string& name, const std::string& value,
+                  const std::string& target = "") {
     std::string n = name, v = value;
     n.resize(42, ' ');
     if (v.size() < 26) // a long value (the drain's tenths) is not cut
       v.resize(26, ' ');
     out << n << v << target << "\n";
-  };
-  row("A  producers only (events/s)", fmt("%.0f", baseline_a));
-  row("B  RabbitMQ only (messages/s, " + std::to_string(envelope_bytes) + " B)",
-      fmt("%.0f", baseline_b));
-  row("pipeline producers (events/s)", fmt("%.0f", producers_in_pipeline));
-  row("pipeline routed (events/s)", fmt("%.0f", routed_per_s));
-  row("pipeline dispatched (deliveries/s)", fmt("%.0f", dispatched_per_s));
-  row("pipeline completed (deliveries/s)", fmt("%.0f", completed_per_s));
+  }
+};
+
+// "p50 / p95 / p99" to one decimal.
+std::string three(const std::array<double, 3>& v) {
+  return fmt("%.1f", v[0]) + " / " + fmt("%.1f", v[1]) + " / " + fmt("%.1f", v[2]);
+}
+
+void throughput_rows(table_rows& row, const report& r) {
+  double ratio = r.baseline_a > 0 ? r.completed_events_per_s / r.baseline_a : 0;
+  row("A  producers only (events/s)", fmt("%.0f", r.baseline_a));
+  row("B  RabbitMQ only (messages/s, " + std::to_string(r.envelope_bytes) + " B)",
+      fmt("%.0f", r.baseline_b));
+  row("pipeline producers (events/s)", fmt("%.0f", r.producers_in_pipeline));
+  row("pipeline routed (events/s)", fmt("%.0f", r.routed_per_s));
+  row("pipeline dispatched (deliveries/s)", fmt("%.0f", r.dispatched_per_s));
+  row("pipeline completed (deliveries/s)", fmt("%.0f", r.completed_per_s));
   row("completed events/s divided by A", ratio_text(ratio),
       ">= 0.60 " + verdict(ratio >= 0.6));
-  row("latency rate (events/s)", fmt("%.0f", latency_rate));
-  row("commit->published p50/p95/p99 (ms)",
-      fmt("%.1f", published_ms[0]) + " / " + fmt("%.1f", published_ms[1]) + " / "
-        + fmt("%.1f", published_ms[2]),
+}
+
+void latency_rows(table_rows& row, const report& r) {
+  row("latency rate (events/s)", fmt("%.0f", r.latency_rate));
+  row("commit->published p50/p95/p99 (ms)", three(r.published_ms),
       "p50 <= 5, p99 <= 50 "
-        + verdict(published_ms[0] <= 5 && published_ms[2] <= 50));
-  row("  p50 to routed / dispatched / received",
-      fmt("%.1f", published_split_ms[0]) + " / " + fmt("%.1f", published_split_ms[1])
-        + " / " + fmt("%.1f", published_split_ms[2]));
-  row("commit->completed p50/p95/p99 (ms)",
-      fmt("%.1f", completed_ms[0]) + " / " + fmt("%.1f", completed_ms[1]) + " / "
-        + fmt("%.1f", completed_ms[2]));
-  if (!pipeline_cpu_per_1000.empty()) {
-    auto get = [](const std::map<std::string, double>& m, const char* k) {
-      auto it = m.find(k);
-      return it == m.end() ? 0.0 : it->second;
-    };
-    row("machine CPU s per 1,000 events: A", fmt("%.3f", get(a_cpu_per_1000, "machine")));
-    row("machine CPU s per 1,000 events: pipeline",
-        fmt("%.3f", get(pipeline_cpu_per_1000, "machine")));
-    for (const char* g : {"postgres", "rabbitmq", "outboxd", "bench", "other"})
-      row(std::string{"  of which "} + g, fmt("%.3f", get(pipeline_cpu_per_1000, g)));
-    row("machine CPU busy in the pipeline", fmt("%.0f%%", pipeline_busy * 100));
+        + verdict(r.published_ms[0] <= 5 && r.published_ms[2] <= 50));
+  row("  p50 to routed / dispatched / received", three(r.published_split_ms));
+  row("commit->completed p50/p95/p99 (ms)", three(r.completed_ms));
+}
+
+void cpu_rows(table_rows& row, const report& r) {
+  if (r.pipeline_cpu_per_1000.empty())
+    return;
+  auto get = [](const std::map<std::string, double>& m, const char* k) {
+    auto it = m.find(k);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  row("machine CPU s per 1,000 events: A",
+      fmt("%.3f", get(r.a_cpu_per_1000, "machine")));
+  row("machine CPU s per 1,000 events: pipeline",
+      fmt("%.3f", get(r.pipeline_cpu_per_1000, "machine")));
+  for (const char* g : {"postgres", "rabbitmq", "outboxd", "bench", "other"})
+    row(std::string{"  of which "} + g, fmt("%.3f", get(r.pipeline_cpu_per_1000, g)));
+  row("machine CPU busy in the pipeline", fmt("%.0f%%", r.pipeline_busy * 100));
+}
+
+void drain_rows(table_rows& row, const report& r) {
+  auto& d = r.drain;
+  if (d.first() <= 0)
+    return;
+  row("backlog drain first 10% (deliveries/s)", fmt("%.0f", d.first()));
+  row("backlog drain last 10% (deliveries/s)", fmt("%.0f", d.last()),
+      "last/first " + ratio_text(d.ratio()) + " >= 0.80 " + verdict(d.ratio() >= 0.8));
+  row("backlog drain overall (deliveries/s)", fmt("%.0f", d.overall));
+  row("  by tenths", tenths_text(d));
+  if (r.warm_drain.first() > 0) {
+    row("again, relay already running: by tenths", tenths_text(r.warm_drain));
+    row("  last/first", ratio_text(r.warm_drain.ratio()));
   }
+  row("outboxd peak RSS in the drain (MiB)", fmt("%.1f", r.backlog_rss_mib),
+      "<= 64 " + verdict(r.backlog_rss_mib <= 64));
+}
+
+} // namespace
+
+std::string report::table() const {
+  std::ostringstream out;
+  out << "\nknobs:";
+  knob_printer print{out};
+  inspect(print, const_cast<bench_knobs&>(knobs));
+  out << "\n\n";
+  out << "measure                                   value                     target\n";
+  table_rows row{out};
+  throughput_rows(row, *this);
+  latency_rows(row, *this);
+  cpu_rows(row, *this);
   row("outboxd peak RSS (MiB)", fmt("%.1f", peak_rss_mib),
       "<= 64 " + verdict(peak_rss_mib <= 64));
   row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", cpu_per_1000));
-  if (drain.first() > 0) {
-    row("backlog drain first 10% (deliveries/s)", fmt("%.0f", drain.first()));
-    row("backlog drain last 10% (deliveries/s)", fmt("%.0f", drain.last()),
-        "last/first " + ratio_text(drain.ratio()) + " >= 0.80 "
-          + verdict(drain.ratio() >= 0.8));
-    row("backlog drain overall (deliveries/s)", fmt("%.0f", drain.overall));
-    row("  by tenths", tenths_text(drain));
-    if (warm_drain.first() > 0) {
-      row("again, relay already running: by tenths", tenths_text(warm_drain));
-      row("  last/first", ratio_text(warm_drain.ratio()));
-    }
-    row("outboxd peak RSS in the drain (MiB)", fmt("%.1f", backlog_rss_mib),
-        "<= 64 " + verdict(backlog_rss_mib <= 64));
-  }
+  drain_rows(row, *this);
   return out.str();
 }
 
