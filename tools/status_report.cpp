@@ -3,9 +3,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "core/base/text.hpp"
 
 namespace outbox {
@@ -106,124 +103,6 @@ std::string status_table(const cluster_status& s, bool with_nodes) {
   if (with_nodes)
     write_nodes(out, s);
   return out.str();
-}
-
-std::string status_json(const cluster_status& s, bool with_nodes) {
-  rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-  auto str = [&](const std::string& x) {
-    w.String(x.data(), static_cast<rapidjson::SizeType>(x.size()));
-  };
-  auto counts = [&](const std::map<std::string, int64_t>& m) {
-    w.StartObject();
-    for (auto& st : delivery_statuses()) {
-      str(st);
-      w.Int64(count(m, st));
-    }
-    w.EndObject();
-  };
-  auto int_map = [&](const std::map<std::string, int64_t>& m) {
-    w.StartObject();
-    for (auto& [k, v] : m) {
-      str(k);
-      w.Int64(v);
-    }
-    w.EndObject();
-  };
-  auto list = [&](const std::vector<std::string>& xs) {
-    w.StartArray();
-    for (auto& x : xs)
-      str(x);
-    w.EndArray();
-  };
-  w.StartObject();
-  w.Key("database");
-  w.StartObject();
-  w.Key("ok");
-  w.Bool(s.database_ok);
-  if (!s.database_ok) {
-    w.Key("error");
-    str(s.database_error);
-  }
-  w.EndObject();
-  if (s.database_ok) {
-    auto& c = s.counts;
-    w.Key("unroutedEvents");
-    w.Int64(c.unrouted_events);
-    w.Key("oldestUnroutedAgeSeconds");
-    w.Double(c.oldest_unrouted_age_seconds);
-    w.Key("deliveries");
-    counts(c.per_status);
-    w.Key("oldestOpenAgeSeconds");
-    w.Double(c.oldest_open_age_seconds);
-    w.Key("queues");
-    w.StartObject();
-    for (auto& [q, qc] : c.per_queue) {
-      str(q);
-      w.StartObject();
-      w.Key("deliveries");
-      counts(qc.per_status);
-      w.Key("oldestOpenAgeSeconds");
-      w.Double(qc.oldest_open_age_seconds);
-      w.EndObject();
-    }
-    w.EndObject();
-  }
-  if (with_nodes) {
-    w.Key("nodes");
-    w.StartArray();
-    for (auto& n : s.nodes) {
-      w.StartObject();
-      w.Key("name");
-      str(n.name);
-      w.Key("up");
-      w.Bool(n.up);
-      w.Key("roles");
-      list(n.roles);
-      w.Key("queues");
-      list(n.queues);
-      w.Key("wakeupsOk");
-      w.Bool(n.wakeups_degraded.empty());
-      if (!n.wakeups_degraded.empty()) {
-        w.Key("wakeupsDegraded");
-        str(n.wakeups_degraded);
-      }
-      w.Key("actors");
-      w.StartArray();
-      for (auto& a : n.actors) {
-        auto& m = a.metrics;
-        w.StartObject();
-        w.Key("name");
-        str(m.name);
-        w.Key("role");
-        str(m.role);
-        w.Key("queue");
-        str(m.queue);
-        w.Key("up");
-        w.Bool(a.up);
-        w.Key("passes");
-        w.Int64(m.passes);
-        w.Key("rows");
-        w.Int64(m.rows);
-        w.Key("errors");
-        w.Int64(m.errors);
-        w.Key("lastPassMs");
-        w.Int64(m.last_pass_ms);
-        w.Key("connected");
-        w.Bool(m.connected);
-        w.Key("counters");
-        int_map(m.counters);
-        w.EndObject();
-      }
-      w.EndArray();
-      w.Key("lifecycle");
-      int_map(n.lifecycle);
-      w.EndObject();
-    }
-    w.EndArray();
-  }
-  w.EndObject();
-  return sb.GetString();
 }
 
 } // namespace outbox

@@ -13,7 +13,8 @@ namespace outbox {
 /// with its actors. `with_nodes` is false for `--db`.
 std::string status_table(const cluster_status& s, bool with_nodes);
 
-/// The same as one JSON object.
+/// The same as one JSON object (tools/status_json.cpp); an object with
+/// only "error" if a value cannot be written (NaN, invalid UTF-8).
 std::string status_json(const cluster_status& s, bool with_nodes);
 
 } // namespace outbox

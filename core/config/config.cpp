@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <variant>
 
 #include <libpq-fe.h>
 #include <rapidjson/document.h>
@@ -69,29 +70,31 @@ std::string quoted(const std::string& key) {
   return out + "\"]";
 }
 
-// Reports keys outside `allowed` and keys given twice (RapidJSON keeps both).
-void check_keys(const json& obj, const std::string& path,
-                std::initializer_list<const char*> allowed, problems& errs) {
-  std::set<std::string> seen;
-  for (auto& m : obj.GetObject()) {
-    std::string key{m.name.GetString(), m.name.GetStringLength()};
-    auto prefix = path.empty() ? key : path + "." + key;
-    if (!seen.insert(key).second)
-      errs.add(prefix, "given more than once");
-    if (std::none_of(allowed.begin(), allowed.end(),
-                     [&](const char* k) { return key == k; }))
-      errs.add(prefix, "unknown key");
-  }
+// The wording of an integer's range, from its limits.
+std::string integer_rule(int64_t lo, int64_t hi) {
+  if (hi == INT32_MAX)
+    return lo == 1 ? "must be a positive integer"
+                   : "must be an integer >= " + std::to_string(lo);
+  return "must be an integer from " + std::to_string(lo) + " to "
+         + std::to_string(hi);
 }
 
 bool read_int(const json& v, const std::string& path, int64_t lo, int64_t hi,
-              const char* rule, problems& errs, int64_t& out) {
+              problems& errs, int64_t& out) {
   if (!v.IsInt64() || v.GetInt64() < lo || v.GetInt64() > hi) {
-    errs.add(path, v, rule);
+    errs.add(path, v, integer_rule(lo, hi));
     return false;
   }
   out = v.GetInt64();
   return true;
+}
+
+void read_flag(const json& v, const std::string& path, problems& errs,
+               bool& out) {
+  if (v.IsBool())
+    out = v.GetBool();
+  else
+    errs.add(path, v, "must be true or false");
 }
 
 void read_string(const json& v, const std::string& path, problems& errs,
@@ -101,6 +104,15 @@ void read_string(const json& v, const std::string& path, problems& errs,
     return;
   }
   out.assign(v.GetString(), v.GetStringLength());
+}
+
+// A URL may hold a password: a bad one is never echoed.
+void read_secret(const json& v, const std::string& path, problems& errs,
+                 std::string& out) {
+  if (v.IsString() && v.GetStringLength() > 0)
+    out.assign(v.GetString(), v.GetStringLength());
+  else
+    errs.add(path, "must be a non-empty string");
 }
 
 void read_identifier(const json& v, const std::string& path, problems& errs,
@@ -140,47 +152,198 @@ void read_queue(const json& v, const std::string& path, problems& errs,
   }
 }
 
-void read_rules(const json& obj, const std::string& path, problems& errs,
-                delivery_rules& rules) {
+void read_delays(const json& v, const std::string& path, problems& errs,
+                 std::vector<int32_t>& out) {
+  if (!v.IsArray()) {
+    errs.add(path, v, "must be a list of positive integers");
+    return;
+  }
+  out.clear();
   int64_t n = 0;
-  if (auto it = obj.FindMember("retryDelaysSeconds"); it != obj.MemberEnd()) {
-    auto p = path + ".retryDelaysSeconds";
-    if (!it->value.IsArray()) {
-      errs.add(p, it->value, "must be a list of positive integers");
-    } else {
-      rules.retry_delays_seconds.clear();
-      for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i)
-        if (read_int(it->value[i], p + "[" + std::to_string(i) + "]", 1,
-                     INT32_MAX, "must be a positive integer", errs, n))
-          rules.retry_delays_seconds.push_back(static_cast<int32_t>(n));
+  for (rapidjson::SizeType i = 0; i < v.Size(); ++i)
+    if (read_int(v[i], path + "[" + std::to_string(i) + "]", 1, INT32_MAX,
+                 errs, n))
+      out.push_back(static_cast<int32_t>(n));
+}
+
+void read_merge(const json& v, const std::string& path, problems& errs,
+                merge_mode& out) {
+  auto mode = v.IsString() ? parse_merge_mode(v.GetString()) : std::nullopt;
+  if (mode)
+    out = *mode;
+  else
+    errs.add(path, v, "must be one of \"replace\", \"json-merge\", \"none\"");
+}
+
+// `except`: glob patterns (fnmatch: `*`, `?`, `[...]`) of event types
+// published straight to RabbitMQ instead of through the outbox.
+void read_direct_patterns(const json& v, const std::string& path,
+                          problems& errs, std::vector<std::string>& out) {
+  if (!v.IsArray()) {
+    errs.add(path, v, "must be an array of event type patterns");
+    return;
+  }
+  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+    auto at = path + "[" + std::to_string(i) + "]";
+    auto& p = v[i];
+    if (!p.IsString() || p.GetStringLength() == 0 || p.GetStringLength() > 255)
+      errs.add(at, p, "must be a pattern of 1 to 255 bytes, e.g. \"metrics.*\"");
+    else
+      out.emplace_back(p.GetString(), p.GetStringLength());
+  }
+}
+
+// What a key holds: decides how its value is read and what a bad one is
+// told.
+enum class key_kind {
+  secret,     // a non-empty string never echoed (URLs)
+  identifier, // a table or function name
+  job,        // an AMQP short string
+  queue,      // a job queue (room for ".results", not amq.*)
+  integer,    // in [lo, hi]
+  flag,       // true or false
+  delays,     // a list of positive integers
+  merge,      // a merge mode
+  patterns,   // `except`
+  routes,     // event type -> list of routes
+};
+
+// The routes, and the top-level ttlSeconds for those without their own
+// (read before them: it comes first in the table).
+struct routes_target {
+  std::vector<route>* routes;
+  const int64_t* default_ttl;
+};
+
+// Where a key's value goes.
+using destination
+  = std::variant<std::string*, int32_t*, int64_t*, bool*, std::vector<int32_t>*,
+                 merge_mode*, std::vector<std::string>*, routes_target>;
+
+// One key of a JSON object: its name, kind, destination and limits. A
+// table of these drives reading, the unknown-key refusal and the wording.
+struct key_spec {
+  const char* name;
+  key_kind kind;
+  destination out;
+  int64_t lo = 0, hi = 0; // integer only
+  bool required = false;
+};
+
+using key_table = std::vector<key_spec>;
+
+void read_routes(const json& v, const std::string& path, int64_t default_ttl,
+                 problems& errs, std::vector<route>& out);
+
+template <class T>
+T& target(const key_spec& k) {
+  return *std::get<T*>(k.out);
+}
+
+void read_integer(const json& v, const std::string& path, const key_spec& k,
+                  problems& errs) {
+  int64_t n = 0;
+  if (!read_int(v, path, k.lo, k.hi, errs, n))
+    return;
+  if (auto out = std::get_if<int32_t*>(&k.out))
+    **out = static_cast<int32_t>(n); // hi fits in int32_t for these
+  else
+    target<int64_t>(k) = n;
+}
+
+void read_value(const json& v, const std::string& path, const key_spec& k,
+                problems& errs) {
+  switch (k.kind) {
+    case key_kind::secret:
+      return read_secret(v, path, errs, target<std::string>(k));
+    case key_kind::identifier:
+      return read_identifier(v, path, errs, target<std::string>(k));
+    case key_kind::job:
+      return read_amqp_name(v, path, 255, errs, target<std::string>(k));
+    case key_kind::queue:
+      return read_queue(v, path, errs, target<std::string>(k));
+    case key_kind::integer:
+      return read_integer(v, path, k, errs);
+    case key_kind::flag:
+      return read_flag(v, path, errs, target<bool>(k));
+    case key_kind::delays:
+      return read_delays(v, path, errs, target<std::vector<int32_t>>(k));
+    case key_kind::merge:
+      return read_merge(v, path, errs, target<merge_mode>(k));
+    case key_kind::patterns:
+      return read_direct_patterns(v, path, errs,
+                                  target<std::vector<std::string>>(k));
+    case key_kind::routes: {
+      auto [routes, default_ttl] = std::get<routes_target>(k.out);
+      return read_routes(v, path, *default_ttl, errs, *routes);
     }
   }
-  if (auto it = obj.FindMember("repeatLastDelay"); it != obj.MemberEnd()) {
-    if (it->value.IsBool())
-      rules.repeat_last_delay = it->value.GetBool();
-    else
-      errs.add(path + ".repeatLastDelay", it->value, "must be true or false");
+}
+
+// Reports keys outside the table and keys given twice (RapidJSON keeps
+// both).
+void check_keys(const json& obj, const std::string& path,
+                const key_table& keys, problems& errs) {
+  std::set<std::string> seen;
+  for (auto& m : obj.GetObject()) {
+    std::string key{m.name.GetString(), m.name.GetStringLength()};
+    auto at = path.empty() ? key : path + "." + key;
+    if (!seen.insert(key).second)
+      errs.add(at, "given more than once");
+    if (std::none_of(keys.begin(), keys.end(),
+                     [&](const key_spec& k) { return key == k.name; }))
+      errs.add(at, "unknown key");
   }
-  if (auto it = obj.FindMember("deliveryTimeoutSeconds");
-      it != obj.MemberEnd()
-      && read_int(it->value, path + ".deliveryTimeoutSeconds", 1, INT32_MAX,
-                  "must be a positive integer", errs, n))
-    rules.delivery_timeout_seconds = static_cast<int32_t>(n);
-  if (auto it = obj.FindMember("ttlSeconds");
-      it != obj.MemberEnd()
-      && read_int(it->value, path + ".ttlSeconds", 0, INT32_MAX,
-                  "must be an integer >= 0", errs, n))
-    rules.ttl_seconds = n;
-  if (auto it = obj.FindMember("merge"); it != obj.MemberEnd()) {
-    auto mode = it->value.IsString()
-                  ? parse_merge_mode(it->value.GetString())
-                  : std::nullopt;
-    if (mode)
-      rules.merge = *mode;
-    else
-      errs.add(path + ".merge", it->value,
-               "must be one of \"replace\", \"json-merge\", \"none\"");
+}
+
+// Reads every key of the table that `obj` has, in the table's order.
+void read_keys(const json& obj, const std::string& path, const key_table& keys,
+               problems& errs) {
+  check_keys(obj, path, keys, errs);
+  for (auto& k : keys) {
+    auto at = path.empty() ? std::string{k.name} : path + "." + k.name;
+    if (auto it = obj.FindMember(k.name); it != obj.MemberEnd())
+      read_value(it->value, at, k, errs);
+    else if (k.required)
+      errs.add(at, "is required");
   }
+}
+
+key_table route_keys(route& r) {
+  auto& rules = r.rules;
+  return {
+    {"job", key_kind::job, &r.job, 0, 0, true},
+    {"queue", key_kind::queue, &r.queue, 0, 0, true},
+    {"retryDelaysSeconds", key_kind::delays, &rules.retry_delays_seconds},
+    {"repeatLastDelay", key_kind::flag, &rules.repeat_last_delay},
+    {"deliveryTimeoutSeconds", key_kind::integer,
+     &rules.delivery_timeout_seconds, 1, INT32_MAX},
+    {"ttlSeconds", key_kind::integer, &rules.ttl_seconds, 0, INT32_MAX},
+    {"merge", key_kind::merge, &rules.merge},
+  };
+}
+
+// `ttl` receives the top-level ttlSeconds, which `routes` read.
+key_table top_level_keys(config& c, int64_t& ttl) {
+  auto& n = c.names;
+  return {
+    {"databaseUrl", key_kind::secret, &c.database_url},
+    {"amqpUrl", key_kind::secret, &c.amqp_url},
+    {"eventsTableName", key_kind::identifier, &n.events},
+    {"deliveriesTableName", key_kind::identifier, &n.deliveries},
+    {"migrationsTableName", key_kind::identifier, &n.migrations},
+    {"publishFunctionName", key_kind::identifier, &n.publish_function},
+    {"batchSize", key_kind::integer, &c.batch_size, 1, 10000},
+    {"maxInFlight", key_kind::integer, &c.max_in_flight, 1, 100000},
+    {"deliverImmediately", key_kind::flag, &c.deliver_immediately},
+    {"routerLingerMs", key_kind::integer, &c.router_linger_ms, 0, 1000},
+    {"routerLingerMinEvents", key_kind::integer, &c.router_linger_min_events,
+     1, 10000},
+    {"enabled", key_kind::flag, &c.enabled},
+    {"except", key_kind::patterns, &c.direct_patterns},
+    {"ttlSeconds", key_kind::integer, &ttl, 0, INT32_MAX},
+    {"routes", key_kind::routes, routes_target{&c.routes, &ttl}, 0, 0, true},
+  };
 }
 
 void read_route(const json& obj, const std::string& event_type,
@@ -190,21 +353,10 @@ void read_route(const json& obj, const std::string& event_type,
     errs.add(path, obj, "must be an object");
     return;
   }
-  check_keys(obj, path,
-             {"job", "queue", "retryDelaysSeconds", "repeatLastDelay",
-              "deliveryTimeoutSeconds", "ttlSeconds", "merge"},
-             errs);
   route r;
   r.event_type = event_type;
   r.rules.ttl_seconds = default_ttl; // the route's own ttlSeconds wins
-  for (auto key : {"job", "queue"})
-    if (!obj.HasMember(key))
-      errs.add(path + "." + key, "is required");
-  if (obj.HasMember("job"))
-    read_amqp_name(obj["job"], path + ".job", 255, errs, r.job);
-  if (obj.HasMember("queue"))
-    read_queue(obj["queue"], path + ".queue", errs, r.queue);
-  read_rules(obj, path, errs, r.rules);
+  read_keys(obj, path, route_keys(r), errs);
   for (auto& other : out)
     if (other.event_type == event_type && other.job == r.job
         && other.queue == r.queue && !r.job.empty())
@@ -213,30 +365,30 @@ void read_route(const json& obj, const std::string& event_type,
   out.push_back(std::move(r));
 }
 
-void read_routes(const json& v, int64_t default_ttl, problems& errs,
-                 std::vector<route>& out) {
+void read_routes(const json& v, const std::string& path, int64_t default_ttl,
+                 problems& errs, std::vector<route>& out) {
   if (!v.IsObject()) {
-    errs.add("routes", v, "must be an object of event type -> list of routes");
+    errs.add(path, v, "must be an object of event type -> list of routes");
     return;
   }
   std::set<std::string> seen;
   for (auto& m : v.GetObject()) {
     std::string type{m.name.GetString(), m.name.GetStringLength()};
-    auto path = "routes" + quoted(type);
+    auto at = path + quoted(type);
     if (type.empty())
-      errs.add(path, "an event type must not be empty");
+      errs.add(at, "an event type must not be empty");
     else if (auto rule = check_amqp_name(type, 255); !rule.empty())
-      errs.add(path, "an event type " + rule);
+      errs.add(at, "an event type " + rule);
     if (!seen.insert(type).second) {
-      errs.add(path, "given more than once (list all its routes in one entry)");
+      errs.add(at, "given more than once (list all its routes in one entry)");
       continue;
     }
     if (!m.value.IsArray() || m.value.Empty()) {
-      errs.add(path, m.value, "must be a non-empty list of routes");
+      errs.add(at, m.value, "must be a non-empty list of routes");
       continue;
     }
     for (rapidjson::SizeType i = 0; i < m.value.Size(); ++i)
-      read_route(m.value[i], type, path + "[" + std::to_string(i) + "]",
+      read_route(m.value[i], type, at + "[" + std::to_string(i) + "]",
                  default_ttl, errs, out);
   }
 }
@@ -268,24 +420,6 @@ const char* override_from_env(env_lookup env, const char* var,
   return var;
 }
 
-// `except`: glob patterns (fnmatch: `*`, `?`, `[...]`) of event types
-// published straight to RabbitMQ instead of through the outbox.
-void read_direct_patterns(const json& v, problems& errs,
-                          std::vector<std::string>& out) {
-  if (!v.IsArray()) {
-    errs.add("except", v, "must be an array of event type patterns");
-    return;
-  }
-  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-    auto path = "except[" + std::to_string(i) + "]";
-    auto& p = v[i];
-    if (!p.IsString() || p.GetStringLength() == 0 || p.GetStringLength() > 255)
-      errs.add(path, p, "must be a pattern of 1 to 255 bytes, e.g. \"metrics.*\"");
-    else
-      out.emplace_back(p.GetString(), p.GetStringLength());
-  }
-}
-
 // OUTBOX_ENABLED=false turns the outbox off for every event type (tests,
 // or an emergency), whatever the file says.
 void read_enabled_override(env_lookup env, problems& errs, config& cfg) {
@@ -301,75 +435,8 @@ void read_enabled_override(env_lookup env, problems& errs, config& cfg) {
 }
 
 void read_top_level(const json& doc, problems& errs, config& cfg) {
-  check_keys(doc, "",
-             {"databaseUrl", "amqpUrl", "eventsTableName",
-              "deliveriesTableName", "migrationsTableName",
-              "publishFunctionName", "batchSize", "maxInFlight", "ttlSeconds",
-              "deliverImmediately", "routerLingerMs",
-              "routerLingerMinEvents", "enabled", "except", "routes"},
-             errs);
-  for (auto [key, out] :
-       {std::pair{"databaseUrl", &cfg.database_url},
-        std::pair{"amqpUrl", &cfg.amqp_url}}) {
-    if (auto it = doc.FindMember(key); it != doc.MemberEnd()) {
-      if (it->value.IsString() && it->value.GetStringLength() > 0)
-        out->assign(it->value.GetString(), it->value.GetStringLength());
-      else
-        errs.add(key, "must be a non-empty string");
-    }
-  }
-  for (auto [key, out] :
-       {std::pair{"eventsTableName", &cfg.names.events},
-        std::pair{"deliveriesTableName", &cfg.names.deliveries},
-        std::pair{"migrationsTableName", &cfg.names.migrations},
-        std::pair{"publishFunctionName", &cfg.names.publish_function}})
-    if (auto it = doc.FindMember(key); it != doc.MemberEnd())
-      read_identifier(it->value, key, errs, *out);
-  int64_t n = 0;
-  if (auto it = doc.FindMember("batchSize");
-      it != doc.MemberEnd()
-      && read_int(it->value, "batchSize", 1, 10000,
-                  "must be an integer from 1 to 10000", errs, n))
-    cfg.batch_size = static_cast<int32_t>(n);
-  if (auto it = doc.FindMember("maxInFlight");
-      it != doc.MemberEnd()
-      && read_int(it->value, "maxInFlight", 1, 100000,
-                  "must be an integer from 1 to 100000", errs, n))
-    cfg.max_in_flight = static_cast<int32_t>(n);
-  if (auto it = doc.FindMember("deliverImmediately"); it != doc.MemberEnd()) {
-    if (it->value.IsBool())
-      cfg.deliver_immediately = it->value.GetBool();
-    else
-      errs.add("deliverImmediately", it->value, "must be true or false");
-  }
-  if (auto it = doc.FindMember("routerLingerMs");
-      it != doc.MemberEnd()
-      && read_int(it->value, "routerLingerMs", 0, 1000,
-                  "must be an integer from 0 to 1000", errs, n))
-    cfg.router_linger_ms = static_cast<int32_t>(n);
-  if (auto it = doc.FindMember("routerLingerMinEvents");
-      it != doc.MemberEnd()
-      && read_int(it->value, "routerLingerMinEvents", 1, 10000,
-                  "must be an integer from 1 to 10000", errs, n))
-    cfg.router_linger_min_events = static_cast<int32_t>(n);
-  if (auto it = doc.FindMember("enabled"); it != doc.MemberEnd()) {
-    if (it->value.IsBool())
-      cfg.enabled = it->value.GetBool();
-    else
-      errs.add("enabled", it->value, "must be true or false");
-  }
-  if (auto it = doc.FindMember("except"); it != doc.MemberEnd())
-    read_direct_patterns(it->value, errs, cfg.direct_patterns);
   int64_t default_ttl = 0;
-  if (auto it = doc.FindMember("ttlSeconds");
-      it != doc.MemberEnd()
-      && read_int(it->value, "ttlSeconds", 0, INT32_MAX,
-                  "must be an integer >= 0", errs, n))
-    default_ttl = n;
-  if (auto it = doc.FindMember("routes"); it != doc.MemberEnd())
-    read_routes(it->value, default_ttl, errs, cfg.routes);
-  else
-    errs.add("routes", "is required");
+  read_keys(doc, "", top_level_keys(cfg, default_ttl), errs);
 }
 
 void check_distinct_names(const schema_names& n, problems& errs) {

@@ -16,6 +16,7 @@
 
 #include "core/json/field.hpp"
 #include "core/json/json_traits.hpp"
+#include "core/json/omittable.hpp"
 #include "core/base/timestamp.hpp"
 
 namespace outbox {
@@ -62,6 +63,8 @@ private:
   struct is_optional : std::false_type {};
   template <class T>
   struct is_optional<std::optional<T>> : std::true_type {};
+  template <class T>
+  struct is_optional<omittable<T>> : std::true_type {};
 
   bool fail(const std::string& path, const std::string& rule) {
     if (error_.empty())

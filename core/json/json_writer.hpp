@@ -15,6 +15,7 @@
 
 #include "core/json/field.hpp"
 #include "core/json/json_traits.hpp"
+#include "core/json/omittable.hpp"
 #include "core/base/timestamp.hpp"
 
 namespace outbox {
@@ -53,6 +54,10 @@ private:
     if (!w_.Key(f.name)) // field names are ASCII literals
       return false;
     return write(f.value, base + "." + f.name);
+  }
+  template <class T>
+  bool write_field(const std::string& base, field_ref<omittable<T>> f) {
+    return !f.value || write_field(base, field_ref<const T>{f.name, *f.value});
   }
 
   bool fail(const std::string& path, const std::string& rule) {

@@ -22,12 +22,7 @@ namespace {
 // same reason the claimed events are marked by an id list (primary key
 // lookups), not by a join the planner could turn into a full scan.
 constexpr const char* route_sql = R"sql(
-WITH routes AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
-    event_type text, job text, queue text, retry_delays integer[],
-    repeat_last_delay boolean, delivery_timeout_seconds integer,
-    ttl_seconds bigint, merge text)
-), claimed AS ({{claim}}), inserted AS (
+WITH routes AS (SELECT * FROM {{routes}}), claimed AS ({{claim}}), inserted AS (
   INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
     repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key)
   SELECT c.id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
@@ -99,7 +94,7 @@ SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p
 )sql";
 
 std::string with_claim(const char* claim, const schema_names& names) {
-  std::string sql = route_sql;
+  auto sql = with_routes(route_sql);
   const std::string slot = "{{claim}}";
   sql.replace(sql.find(slot), slot.size(), claim);
   return fill_names(std::move(sql), names);
@@ -157,6 +152,16 @@ std::string routed_types(const std::vector<route>& routes) {
 }
 
 } // namespace
+
+std::string with_routes(std::string sql) {
+  const std::string slot = "{{routes}}";
+  sql.replace(sql.find(slot), slot.size(),
+              "jsonb_to_recordset($1::jsonb) AS r(event_type text, job text,"
+              " queue text, retry_delays integer[], repeat_last_delay boolean,"
+              " delivery_timeout_seconds integer, ttl_seconds bigint,"
+              " merge text)");
+  return sql;
+}
 
 std::string routes_to_json(const std::vector<route>& routes) {
   rapidjson::StringBuffer sb;

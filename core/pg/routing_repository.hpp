@@ -77,4 +77,8 @@ private:
 /// Serializes routes as the JSON the routing statement reads.
 std::string routes_to_json(const std::vector<route>& routes);
 
+/// Returns `sql` with {{routes}} replaced by the rows `r` of the routes
+/// that routes_to_json wrote, given as $1.
+std::string with_routes(std::string sql);
+
 } // namespace outbox

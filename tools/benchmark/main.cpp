@@ -7,6 +7,7 @@
 //   resources of outboxd: peak RSS, CPU seconds per 1,000 deliveries
 //   backlog   N pending deliveries drained: first vs last 10%
 // Tables and queues are its own (prefix bench_<pid>_) and dropped after.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -14,21 +15,25 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <unistd.h>
 
 #include "core/amqp/amqp_client.hpp"
+#include "core/pg/bulk_repository.hpp"
 #include "core/config/config.hpp"
 #include "core/pg/db_stores.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/pg/migrations.hpp"
 #include "core/pg/pg_connection.hpp"
+#include "core/pg/progress_repository.hpp"
 #include "core/amqp/wire.hpp"
 #include "tools/child_process.hpp"
 #include "tools/benchmark/machine_cpu.hpp"
+#include "tools/benchmark/outbox_config.hpp"
 #include "tools/benchmark/producers.hpp"
 #include "tools/benchmark/report.hpp"
 #include "tools/benchmark/stats.hpp"
@@ -134,6 +139,11 @@ std::string json_path_problem(const std::string& path) {
   return {};
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+    .count();
+}
+
 template <class T>
 T must(caf::expected<T> x, const std::string& what) {
   if (!x)
@@ -144,6 +154,9 @@ T must(caf::expected<T> x, const std::string& what) {
 struct setup {
   std::string prefix = "bench_" + std::to_string(getpid()) + "_";
   schema_names names = schema_names{}.with_prefix(prefix);
+  progress_repository progress{names};
+  bulk_repository bulk{names};
+  route backlog_route; ///< the first route: its job on the first queue
   std::vector<std::string> queues;
   std::string config_path = "/tmp/" + prefix + "config.json";
   std::string payload;
@@ -154,23 +167,23 @@ std::string make_payload(int64_t bytes) {
   return "{\"data\":\"" + filler + "\"}";
 }
 
-void write_config(const bench_config& o, setup& s) {
+// The relay's config file; false (and a message) when it cannot be made.
+bool write_config(const bench_config& o, const setup& s) {
+  outbox_knobs k{o.database_url, o.amqp_url, s.names, o.batch_size,
+                 o.router_linger_ms, o.router_linger_min_events,
+                 !o.polling_only, o.routes, s.queues};
+  auto text = outbox_config_json(k);
   std::ofstream out{s.config_path};
-  out << "{\"databaseUrl\": \"" << o.database_url << "\", \"amqpUrl\": \""
-      << o.amqp_url << "\", \"eventsTableName\": \"" << s.names.events
-      << "\", \"deliveriesTableName\": \"" << s.names.deliveries
-      << "\", \"migrationsTableName\": \"" << s.names.migrations
-      << "\", \"publishFunctionName\": \"" << s.names.publish_function
-      << "\", \"batchSize\": " << o.batch_size
-      << ", \"routerLingerMs\": " << o.router_linger_ms
-      << ", \"routerLingerMinEvents\": " << o.router_linger_min_events
-      << ", \"deliverImmediately\": "
-      << (o.polling_only ? "false" : "true") << ", \"routes\": {\"bench.event\": [";
-  for (int64_t r = 0; r < o.routes; ++r)
-    out << (r ? ", " : "") << "{\"job\": \"BenchJob" << r << "\", \"queue\": \""
-        << s.queues[static_cast<size_t>(r % o.queues)]
-        << "\", \"retryDelaysSeconds\": [1], \"deliveryTimeoutSeconds\": 60}";
-  out << "]}}\n";
+  if (text)
+    out << *text << "\n";
+  out.close();
+  if (text && out)
+    return true;
+  std::cerr << "outbox_bench: cannot write the relay's config "
+            << s.config_path << ": "
+            << (text ? std::string{"a write failed"} : render(text.error()))
+            << "\n";
+  return false;
 }
 
 // The relay under test: one process with every role, or three nodes; plus
@@ -244,7 +257,7 @@ struct workers {
       for (int64_t i = 0; i < o.workers; ++i) {
         auto w = std::make_unique<outbox::worker>(worker_options{o.amqp_url, q, 200});
         for (int64_t r = 0; r < o.routes; ++r)
-          w->handle("BenchJob" + std::to_string(r), [this](const job_context& job) {
+          w->handle(bench_job(r), [this](const job_context& job) {
             auto t = now_seconds();
             std::lock_guard<std::mutex> guard{mtx};
             received.emplace(job.event_id, t);
@@ -261,11 +274,8 @@ struct workers {
   }
 };
 
-int64_t count_where(pg_connection& db, const setup& s, const std::string& cond) {
-  auto rows = must(db.exec("count", "SELECT count(*) FROM " + s.names.deliveries
-                                      + " WHERE " + cond),
-                   "counting deliveries");
-  return rows.int64(0, 0);
+int64_t completed(pg_connection& db, setup& s) {
+  return must(s.progress.count_status(db, outbox::delivery_status::completed), "counting deliveries");
 }
 
 // Waits until n deliveries have completed. While the relay works it asks
@@ -274,20 +284,13 @@ int64_t count_where(pg_connection& db, const setup& s, const std::string& cond) 
 // counting the completed rows every 100 ms read the whole deliveries table
 // each time, a cost that grew with the table and slowed the drain it
 // measured. Once nothing is open, the count must be n, or the run failed.
-void await_completed(pg_connection& watch, const setup& s, int64_t n,
+void await_completed(pg_connection& watch, setup& s, int64_t n,
                      relay& r) {
   auto until = std::chrono::steady_clock::now() + std::chrono::minutes{20};
-  auto open_sql = "SELECT EXISTS (SELECT 1 FROM " + s.names.events
-                  + " WHERE routed_at IS NULL) OR EXISTS (SELECT 1 FROM "
-                  + s.names.deliveries
-                  + " WHERE status = 'pending' AND available_at IS NOT NULL)"
-                    " OR EXISTS (SELECT 1 FROM " + s.names.deliveries
-                  + " WHERE status = 'dispatched' AND delivery_timeout_at IS NOT NULL)";
   for (;;) {
     r.check();
-    auto open = must(watch.exec("open", open_sql), "watching the relay");
-    if (open.text(0, 0) == "f") {
-      auto done = count_where(watch, s, "status = 'completed'");
+    if (!must(s.progress.anything_open(watch), "watching the relay")) {
+      auto done = completed(watch, s);
       if (done >= n)
         return;
       die(std::to_string(n - done) + " deliveries ended without completing"
@@ -307,42 +310,15 @@ cpu_seconds per_1000(const cpu_seconds& used, int64_t events) {
   return out;
 }
 
-double as_double(const pg_rows& rows, int r, int c) {
-  return rows.is_null(r, c) ? 0 : std::stod(rows.text(r, c));
-}
-
-// Inserts n pending deliveries (with their events) of the first queue,
-// ready `ready_in_seconds` from now (0: at once), in transactions of 50,000.
-void insert_backlog(pg_connection& db, const setup& s, int64_t n,
-                    int64_t ready_in_seconds) {
-  for (int64_t done = 0; done < n; done += 50000) {
-    auto chunk = std::min<int64_t>(50000, n - done);
-    must(db.exec("backlog",
-                 "WITH e AS (INSERT INTO " + s.names.events
-                   + " (event_type, payload, routed_at) SELECT 'bench.event', $1,"
-                     " now() FROM generate_series(1, $2::int) RETURNING id)"
-                     " INSERT INTO " + s.names.deliveries
-                   + " (event_id, job, queue, retry_delays,"
-                     " delivery_timeout_seconds, merge, available_at) SELECT id,"
-                     " 'BenchJob0', $3, '{1}', 60, 'none',"
-                     " statement_timestamp() + make_interval(secs => $4) FROM e",
-                 {s.payload, std::to_string(chunk), s.queues[0],
-                  std::to_string(ready_in_seconds)}),
-         "inserting the backlog");
-  }
-}
-
-// Deliveries/s of the last `n` deliveries made, by their completion times.
-drain_figures drain_rates(pg_connection& db, const setup& s, int64_t n) {
-  auto rows = must(db.exec("drain", "SELECT extract(epoch FROM completed_at) FROM "
-                                    + s.names.deliveries + " WHERE job = 'BenchJob0'"
-                                    " AND event_id > (SELECT max(event_id) FROM "
-                                    + s.names.deliveries + ") - $1 ORDER BY 1",
-                           {std::to_string(n)}),
-                   "reading the drain");
+// Deliveries/s of the events after `after_event_id` (the backlog's, one
+// delivery each), by their completion times.
+drain_figures drain_rates(pg_connection& db, setup& s, int64_t after_event_id) {
+  auto events = must(s.progress.events_after(db, after_event_id),
+                     "reading the drain");
   std::vector<double> times;
-  for (int i = 0; i < rows.size(); ++i)
-    times.push_back(as_double(rows, i, 0));
+  for (auto& e : events)
+    times.push_back(e.last_completed);
+  std::sort(times.begin(), times.end());
   drain_figures out;
   for (int k = 0; k < 10; ++k)
     out.tenths.push_back(rate_between(times, k / 10.0, (k + 1) / 10.0));
@@ -368,200 +344,265 @@ struct leftovers {
   }
 };
 
-int run(const bench_config& o) {
-  set_log_level("warn");
-  setup s;
+// What every phase works with.
+struct run_context {
+  const bench_config& o;
+  setup& s;
+  pg_connection& db;    ///< bulk writes and the figures' reads
+  pg_connection& watch; ///< the end of each phase, by index only
+  report& rep;
+};
+
+// The run's queues, payload and relay config; an exit code when the knobs
+// do not make a config the outbox takes (before any table is made).
+std::optional<int> prepare(const bench_config& o, setup& s) {
   for (int64_t q = 0; q < o.queues; ++q)
     s.queues.push_back(s.prefix + "q" + std::to_string(q));
   s.payload = make_payload(o.payload_bytes);
-  write_config(o, s);
+  if (!write_config(o, s)) {
+    std::remove(s.config_path.c_str());
+    return 2;
+  }
   // The knobs that end up in the outbox's config (batch size, linger) are
-  // checked by the config's own rules, before any table is made.
-  if (auto cfg = load_config(s.config_path); !cfg) {
+  // checked by the config's own rules.
+  auto cfg = load_config(s.config_path);
+  if (!cfg) {
     std::remove(s.config_path.c_str());
     std::cerr << "outbox_bench: a knob is out of range for the outbox config: "
               << render(cfg.error()) << "\n";
     return 2;
   }
-  leftovers cleanup{o, s};
-  auto db = must(pg_connection::connect(o.database_url), "database");
-  must(migrate(db, s.names), "migrating");
-  // Watches for the end of each phase by index only (see await_completed).
-  auto watch = must(pg_connection::connect(o.database_url), "database");
-  if (auto err = watch.exec_script("watch_settings", index_only_plan_settings))
-    die("database: " + render(err));
-  report rep;
-  rep.knobs = {{"events", o.events},   {"producers", o.producers},
-               {"payloadBytes", o.payload_bytes}, {"queues", o.queues},
-               {"routesPerEvent", o.routes}, {"batchSize", o.batch_size},
-               {"dispatchers", o.dispatchers}, {"workersPerQueue", o.workers},
-               {"backlog", o.backlog}, {"latencyEvents", o.latency_events},
-               {"routerLingerMs", o.router_linger_ms},
-               {"routerLingerMinEvents", o.router_linger_min_events}};
-  rep.cluster = o.cluster + (o.polling_only ? " polling-only" : "");
+  s.backlog_route = cfg->routes_for("bench.event").front();
+  return std::nullopt;
+}
 
-  // A: producers only (events of a type without routes: nobody routes them).
+report knobs_of(const bench_config& o) {
+  report rep;
+  rep.knobs = {o.events,      o.producers,   o.payload_bytes, o.queues,
+               o.routes,      o.batch_size,  o.dispatchers,   o.workers,
+               o.backlog,     o.latency_events, o.router_linger_ms,
+               o.router_linger_min_events,
+               o.cluster + (o.polling_only ? " polling-only" : "")};
+  return rep;
+}
+
+// A: producers only (events of a type without routes: nobody routes them).
+void producers_only(run_context& c) {
+  auto& [o, s, db, watch, rep] = c;
   std::cerr << "A: producers only\n";
-  auto a_cpu_start = sample_cpu();
+  auto cpu_start = sample_cpu();
   auto a = produce(o.database_url, s.names, "bench.unrouted", s.payload,
                    static_cast<int>(o.producers), o.events, 0);
   rep.baseline_a = a.commits.size() / a.seconds;
-  rep.a_cpu_per_1000 = per_1000(cpu_between(a_cpu_start, sample_cpu()), o.events);
-  must(db.exec("cleanup", "DELETE FROM " + s.names.events
-                            + " WHERE event_type = 'bench.unrouted'"),
-       "cleaning up A");
+  rep.a_cpu_per_1000 = per_1000(cpu_between(cpu_start, sample_cpu()), o.events);
+  // Left unrouted, they would keep every later phase open.
+  if (auto err = s.bulk.delete_unrouted(db, "bench.unrouted"))
+    die("cleaning up A: " + render(err));
+}
 
-  // B: RabbitMQ only, the job envelope's size, pipelined confirms.
+// B: RabbitMQ only, the job envelope's size, pipelined confirms.
+void broker_only(run_context& c) {
+  auto& [o, s, db, watch, rep] = c;
   std::cerr << "B: RabbitMQ only\n";
-  {
-    auto amqp = must(amqp_client::connect(o.amqp_url, "bench baseline"), "broker");
-    auto q = s.prefix + "baseline";
-    if (auto err = amqp->declare_queue(q))
-      die("declaring the baseline queue: " + render(err));
-    job_to_send j;
-    j.delivery_id = 1;
-    j.event_id = 1;
-    j.job = "BenchJob0";
-    j.queue = q;
-    j.dispatch_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
-    j.event_type = "bench.event";
-    j.payload = s.payload;
-    j.content_type = "application/json";
-    std::vector<outgoing_message> batch(500, job_message(j));
-    auto start = std::chrono::steady_clock::now();
-    int64_t sent = 0;
-    while (sent < o.events) {
-      auto st = amqp->publish_batch(batch, std::chrono::seconds{30});
-      for (auto x : st)
-        sent += x == publish_status::confirmed;
-      if (!amqp->is_open())
-        die("the broker closed the baseline connection");
-    }
-    rep.baseline_b = sent / std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
-    rep.envelope_bytes = static_cast<int64_t>(batch[0].body.size());
-    amqp->delete_queue(q);
+  auto amqp = must(amqp_client::connect(o.amqp_url, "bench baseline"), "broker");
+  auto q = s.prefix + "baseline";
+  if (auto err = amqp->declare_queue(q))
+    die("declaring the baseline queue: " + render(err));
+  job_to_send j;
+  j.delivery_id = 1;
+  j.event_id = 1;
+  j.job = bench_job(0);
+  j.queue = q;
+  j.dispatch_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+  j.event_type = "bench.event";
+  j.payload = s.payload;
+  j.content_type = "application/json";
+  std::vector<outgoing_message> batch(500, job_message(j));
+  auto start = std::chrono::steady_clock::now();
+  int64_t sent = 0;
+  while (sent < o.events) {
+    for (auto x : amqp->publish_batch(batch, std::chrono::seconds{30}))
+      sent += x == publish_status::confirmed;
+    if (!amqp->is_open())
+      die("the broker closed the baseline connection");
   }
+  rep.baseline_b = sent / seconds_since(start);
+  rep.envelope_bytes = static_cast<int64_t>(batch[0].body.size());
+  amqp->delete_queue(q);
+}
 
-  int64_t handled = 0;
-  {
-    relay r{o, s, "pipeline"};
-    workers w{o, s};
-    std::cerr << "pipeline: " << o.events << " events\n";
-    auto cpu_start = sample_cpu();
-    auto wall_start = std::chrono::steady_clock::now();
-    auto p = produce(o.database_url, s.names, "bench.event", s.payload,
-                     static_cast<int>(o.producers), o.events, 0);
-    rep.producers_in_pipeline = p.commits.size() / p.seconds;
-    await_completed(watch, s, o.events * o.routes, r);
-    auto used = cpu_between(cpu_start, sample_cpu());
-    rep.pipeline_cpu_per_1000 = per_1000(used, o.events);
-    rep.pipeline_busy = used["machine"]
-                        / (std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - wall_start)
-                             .count()
-                           * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
-    auto rows = must(db.exec("rates", "SELECT extract(epoch FROM min(e.created_at)),"
-                                      " extract(epoch FROM max(e.routed_at)),"
-                                      " extract(epoch FROM max(d.dispatched_at)),"
-                                      " extract(epoch FROM max(d.completed_at))"
-                                      " FROM " + s.names.events + " e JOIN "
-                                      + s.names.deliveries + " d ON d.event_id = e.id"),
-                     "reading the pipeline's times");
-    double t0 = as_double(rows, 0, 0);
-    double deliveries = static_cast<double>(o.events * o.routes);
-    rep.routed_per_s = o.events / (as_double(rows, 0, 1) - t0);
-    rep.dispatched_per_s = deliveries / (as_double(rows, 0, 2) - t0);
-    rep.completed_per_s = deliveries / (as_double(rows, 0, 3) - t0);
-    rep.completed_events_per_s = o.events / (as_double(rows, 0, 3) - t0);
-    handled += o.events * o.routes;
+// The pipeline's rates: from the first event's creation to the last
+// routing, dispatch and completion.
+void pipeline_rates(run_context& c) {
+  auto& [o, s, db, watch, rep] = c;
+  auto events = must(s.progress.events_after(db, 0), "reading the pipeline's times");
+  double t0 = events.empty() ? 0 : events.front().created, routed = 0,
+         dispatched = 0, done = 0;
+  for (auto& e : events) {
+    t0 = std::min(t0, e.created);
+    routed = std::max(routed, e.routed);
+    dispatched = std::max(dispatched, e.last_dispatched);
+    done = std::max(done, e.last_completed);
+  }
+  double deliveries = static_cast<double>(o.events * o.routes);
+  rep.routed_per_s = o.events / (routed - t0);
+  rep.dispatched_per_s = deliveries / (dispatched - t0);
+  rep.completed_per_s = deliveries / (done - t0);
+  rep.completed_events_per_s = o.events / (done - t0);
+}
 
-    // Latency at a fixed share of A.
-    double rate = o.rate_fraction * rep.baseline_a;
-    std::cerr << "latency: " << o.latency_events << " events at " << rate << "/s\n";
-    auto l = produce(o.database_url, s.names, "bench.event", s.payload,
-                     static_cast<int>(o.producers), o.latency_events, rate);
-    await_completed(watch, s, (o.events + o.latency_events) * o.routes, r);
-    rep.latency_rate = rate;
-    // Per event: completed, routed and (last) dispatched, as the database
-    // saw them (one clock: the servers run on this machine).
-    auto done = must(db.exec("completed",
-                             "SELECT d.event_id, extract(epoch FROM max(d.completed_at)),"
-                             " extract(epoch FROM min(e.routed_at)),"
-                             " extract(epoch FROM max(d.dispatched_at)) FROM "
-                               + s.names.deliveries + " d JOIN " + s.names.events
-                               + " e ON e.id = d.event_id GROUP BY d.event_id"),
+// Pipeline: producers, relay and workers at full speed.
+void pipeline(run_context& c, relay& r) {
+  auto& [o, s, db, watch, rep] = c;
+  std::cerr << "pipeline: " << o.events << " events\n";
+  auto cpu_start = sample_cpu();
+  auto wall_start = std::chrono::steady_clock::now();
+  auto p = produce(o.database_url, s.names, "bench.event", s.payload,
+                   static_cast<int>(o.producers), o.events, 0);
+  rep.producers_in_pipeline = p.commits.size() / p.seconds;
+  await_completed(watch, s, o.events * o.routes, r);
+  auto used = cpu_between(cpu_start, sample_cpu());
+  rep.pipeline_cpu_per_1000 = per_1000(used, o.events);
+  rep.pipeline_busy = used["machine"]
+                      / (seconds_since(wall_start)
+                         * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
+  pipeline_rates(c);
+}
+
+// The latency percentiles of the paced events `l`, by the database's times
+// of each (one clock: the servers run on this machine) and the workers'.
+void latency_figures(run_context& c, const production& l, workers& w) {
+  std::map<int64_t, const event_progress*> by_id;
+  auto events = must(c.s.progress.events_after(c.db, l.first_id() - 1),
                      "reading completion times");
-    std::map<int64_t, std::array<double, 3>> db_times;
-    for (int i = 0; i < done.size(); ++i)
-      db_times[done.int64(i, 0)] = {as_double(done, i, 1), as_double(done, i, 2),
-                                    as_double(done, i, 3)};
-    std::vector<double> published, completed, to_routed, to_dispatched, to_received;
-    {
-      std::lock_guard<std::mutex> guard{w.mtx};
-      for (auto& c : l.commits) {
-        auto& [completed_at, routed_at, dispatched_at] = db_times[c.event_id];
-        if (auto it = w.received.find(c.event_id); it != w.received.end()) {
-          published.push_back((it->second - c.at) * 1000);
-          to_received.push_back((it->second - dispatched_at) * 1000);
-        }
-        completed.push_back((completed_at - c.at) * 1000);
-        to_routed.push_back((routed_at - c.at) * 1000);
-        to_dispatched.push_back((dispatched_at - routed_at) * 1000);
-      }
+  for (auto& e : events)
+    by_id[e.event_id] = &e;
+  std::vector<double> published, completed, to_routed, to_dispatched, to_received;
+  std::lock_guard<std::mutex> guard{w.mtx};
+  for (auto& commit : l.commits) {
+    auto it = by_id.find(commit.event_id);
+    if (it == by_id.end())
+      continue;
+    auto& e = *it->second;
+    if (auto got = w.received.find(commit.event_id); got != w.received.end()) {
+      published.push_back((got->second - commit.at) * 1000);
+      to_received.push_back((got->second - e.last_dispatched) * 1000);
     }
-    rep.published_split_ms = {percentile(to_routed, 50), percentile(to_dispatched, 50),
-                              percentile(to_received, 50)};
-    rep.published_ms = {percentile(published, 50), percentile(published, 95),
-                        percentile(published, 99)};
-    rep.completed_ms = {percentile(completed, 50), percentile(completed, 95),
-                        percentile(completed, 99)};
-    handled += o.latency_events * o.routes;
-    rep.peak_rss_mib = r.peak_rss_mib();
-    rep.cpu_per_1000 = r.cpu_seconds() / (handled / 1000.0);
+    completed.push_back((e.last_completed - commit.at) * 1000);
+    to_routed.push_back((e.routed - commit.at) * 1000);
+    to_dispatched.push_back((e.last_dispatched - e.routed) * 1000);
   }
+  auto& rep = c.rep;
+  rep.published_split_ms = {percentile(to_routed, 50), percentile(to_dispatched, 50),
+                            percentile(to_received, 50)};
+  rep.published_ms = {percentile(published, 50), percentile(published, 95),
+                      percentile(published, 99)};
+  rep.completed_ms = {percentile(completed, 50), percentile(completed, 95),
+                      percentile(completed, 99)};
+}
 
-  if (o.backlog > 0) {
-    std::cerr << "backlog: inserting " << o.backlog << " pending deliveries\n";
-    insert_backlog(db, s, o.backlog, 0);
-    must(db.exec("analyze", "ANALYZE " + s.names.deliveries), "analyze");
-    // Inserting the backlog wrote about 200 MB of WAL at once; the
-    // checkpoint that volume calls for would otherwise start during the
-    // drain and charge the setup's cost to it (every page the drain touches
-    // first after a checkpoint starts goes to the WAL whole).
-    must(db.exec("checkpoint", "CHECKPOINT"), "checkpoint");
-    int64_t before = count_where(db, s, "status = 'completed'");
-    // The worker first: started after the relay (which takes a second to
-    // come up), it found thousands of jobs the relay had sent meanwhile,
-    // and the first tenth of the drain counted their completions without
-    // the work of sending them (it ran 10–30% faster than the rest).
-    workers w{o, s};
-    relay r{o, s, "backlog"};
-    std::cerr << "backlog: draining\n";
-    await_completed(watch, s, before + o.backlog, r);
-    rep.drain = drain_rates(db, s, o.backlog);
-    // The same again for the relay and worker that are running now, as
-    // when the broker comes back after an outage: the backlog is made
-    // whole first and becomes ready at one moment.
-    before = count_where(db, s, "status = 'completed'");
-    auto ready_in = 5 + o.backlog / 20000; // seconds; inserting takes less
-    std::cerr << "backlog: inserting " << o.backlog << " more, ready in " << ready_in
-              << " s, for the running relay\n";
-    insert_backlog(db, s, o.backlog, ready_in);
-    must(db.exec("checkpoint", "CHECKPOINT"), "checkpoint");
-    await_completed(watch, s, before + o.backlog, r);
-    rep.warm_drain = drain_rates(db, s, o.backlog);
-    rep.backlog_rss_mib = r.peak_rss_mib();
-  }
+// Latency at a fixed share of A, on the relay of the pipeline.
+void latency(run_context& c, relay& r, workers& w) {
+  auto& [o, s, db, watch, rep] = c;
+  double rate = o.rate_fraction * rep.baseline_a;
+  std::cerr << "latency: " << o.latency_events << " events at " << rate << "/s\n";
+  auto l = produce(o.database_url, s.names, "bench.event", s.payload,
+                   static_cast<int>(o.producers), o.latency_events, rate);
+  await_completed(watch, s, (o.events + o.latency_events) * o.routes, r);
+  rep.latency_rate = rate;
+  latency_figures(c, l, w);
+}
 
+// Pipeline and latency share one relay, whose resources they report.
+void pipeline_and_latency(run_context& c) {
+  auto& [o, s, db, watch, rep] = c;
+  relay r{o, s, "pipeline"};
+  workers w{o, s};
+  pipeline(c, r);
+  latency(c, r, w);
+  auto handled = (o.events + o.latency_events) * o.routes;
+  rep.peak_rss_mib = r.peak_rss_mib();
+  rep.cpu_per_1000 = r.cpu_seconds() / (handled / 1000.0);
+}
+
+// Inserts a backlog ready `ready_in` seconds from now; returns the last
+// event id before it.
+int64_t add_backlog(run_context& c, int64_t ready_in) {
+  auto& [o, s, db, watch, rep] = c;
+  auto from = must(s.progress.last_event_id(db), "reading the last event");
+  if (auto err = s.bulk.insert_backlog(db, s.backlog_route, s.payload, o.backlog,
+                                       ready_in))
+    die("inserting the backlog: " + render(err));
+  // Inserting the backlog wrote about 200 MB of WAL at once; the
+  // checkpoint that volume calls for would otherwise start during the
+  // drain and charge the setup's cost to it (every page the drain touches
+  // first after a checkpoint starts goes to the WAL whole).
+  if (auto err = s.bulk.settle(db))
+    die("settling the backlog: " + render(err));
+  return from;
+}
+
+// Backlog: a relay started on it drains it, then the same relay drains a
+// second one.
+void backlog_drains(run_context& c) {
+  auto& [o, s, db, watch, rep] = c;
+  std::cerr << "backlog: inserting " << o.backlog << " pending deliveries\n";
+  auto cold_from = add_backlog(c, 0);
+  int64_t before = completed(db, s);
+  // The worker first: started after the relay (which takes a second to
+  // come up), it found thousands of jobs the relay had sent meanwhile,
+  // and the first tenth of the drain counted their completions without
+  // the work of sending them (it ran 10–30% faster than the rest).
+  workers w{o, s};
+  relay r{o, s, "backlog"};
+  std::cerr << "backlog: draining\n";
+  await_completed(watch, s, before + o.backlog, r);
+  rep.drain = drain_rates(db, s, cold_from);
+  // The same again for the relay and worker that are running now, as
+  // when the broker comes back after an outage: the backlog is made
+  // whole first and becomes ready at one moment.
+  before = completed(db, s);
+  auto ready_in = 5 + o.backlog / 20000; // seconds; inserting takes less
+  std::cerr << "backlog: inserting " << o.backlog << " more, ready in " << ready_in
+            << " s, for the running relay\n";
+  auto warm_from = add_backlog(c, ready_in);
+  await_completed(watch, s, before + o.backlog, r);
+  rep.warm_drain = drain_rates(db, s, warm_from);
+  rep.backlog_rss_mib = r.peak_rss_mib();
+}
+
+void write_results(const bench_config& o, const report& rep) {
   std::cout << rep.table();
+  auto text = rep.json();
+  if (!text)
+    die("the results cannot be written as JSON: " + render(text.error()));
   std::ofstream json{o.json_file};
-  json << rep.json() << "\n";
+  json << *text << "\n";
   json.close();
   if (!json)
     die("the results could not be written to " + o.json_file);
   std::cout << "results written to " << o.json_file << "\n";
+}
+
+int run(const bench_config& o) {
+  set_log_level("warn");
+  setup s;
+  if (auto code = prepare(o, s))
+    return *code;
+  leftovers cleanup{o, s};
+  auto db = must(pg_connection::connect(o.database_url), "database");
+  must(migrate(db, s.names), "migrating");
+  auto watch = must(pg_connection::connect(o.database_url), "database");
+  if (auto err = watch.exec_script("watch_settings", index_only_plan_settings))
+    die("database: " + render(err));
+  auto rep = knobs_of(o);
+  run_context c{o, s, db, watch, rep};
+  producers_only(c);
+  broker_only(c);
+  pipeline_and_latency(c);
+  if (o.backlog > 0)
+    backlog_drains(c);
+  write_results(o, rep);
   return 0;
 }
 

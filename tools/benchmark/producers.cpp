@@ -15,6 +15,14 @@ double now_seconds() {
     .count();
 }
 
+int64_t production::first_id() const {
+  int64_t first = 0;
+  for (auto& c : commits)
+    if (first == 0 || c.event_id < first)
+      first = c.event_id;
+  return first;
+}
+
 production produce(const std::string& url, const schema_names& names,
                    const std::string& event_type, const std::string& payload,
                    int producers, int64_t total, double rate) {

@@ -20,6 +20,10 @@ struct production {
   std::vector<commit> commits;
   double seconds = 0; ///< wall time of the whole run
   int64_t errors = 0;
+  /// The lowest event id committed (0 for none): ids of one run are
+  /// increasing, so its events are those after first_id() - 1 and before
+  /// the next run.
+  int64_t first_id() const;
 };
 
 /// Writes `total` events of `event_type` with `payload` over `producers`

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "core/base/errors.hpp"
+#include "core/json/json_writer.hpp"
 
 namespace outbox::bench {
 
@@ -35,150 +35,204 @@ std::string tenths_text(const drain_figures& d) {
   return out;
 }
 
+// Prints each knob as " name=value", in the order inspect lists them.
+struct knob_printer {
+  std::ostream& out;
+  template <class... Ts>
+  bool operator()(field_ref<Ts>... fs) {
+    ((out << " " << fs.name << "=" << fs.value), ...);
+    return true;
+  }
+};
+
+struct percentiles_json {
+  double p50 = 0, p95 = 0, p99 = 0;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, percentiles_json& x) {
+  return f(field("p50", x.p50), field("p95", x.p95), field("p99", x.p99));
+}
+
+struct split_json {
+  double to_routed = 0, to_dispatched = 0, to_received = 0;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, split_json& x) {
+  return f(field("commitToRouted", x.to_routed),
+           field("routedToDispatched", x.to_dispatched),
+           field("dispatchedToReceived", x.to_received));
+}
+
+// The JSON's figures, some derived from the report's.
+struct results_json {
+  bench_knobs knobs;
+  double a = 0, b = 0;
+  int64_t envelope_bytes = 0;
+  double producers = 0, routed = 0, dispatched = 0, completed = 0;
+  double completed_events = 0, over_a = 0, latency_rate = 0;
+  percentiles_json published, completed_ms;
+  split_json split;
+  double rss = 0, cpu = 0;
+  double drain_first = 0, drain_last = 0, drain_overall = 0;
+  std::vector<double> drain_tenths;
+  double warm_first = 0, warm_last = 0;
+  std::vector<double> warm_tenths;
+  double drain_rss = 0;
+  std::map<std::string, double> cpu_a, cpu_pipeline;
+  double busy = 0;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, results_json& x) {
+  return f(field("knobs", x.knobs), field("baselineAEventsPerS", x.a),
+           field("baselineBMessagesPerS", x.b),
+           field("envelopeBytes", x.envelope_bytes),
+           field("pipelineProducersPerS", x.producers),
+           field("routedPerS", x.routed), field("dispatchedPerS", x.dispatched),
+           field("completedPerS", x.completed),
+           field("completedEventsPerS", x.completed_events),
+           field("completedOverBaselineA", x.over_a),
+           field("latencyRateEventsPerS", x.latency_rate),
+           field("commitToPublishedMs", x.published),
+           field("commitToCompletedMs", x.completed_ms),
+           field("commitToPublishedSplitP50Ms", x.split),
+           field("outboxdPeakRssMiB", x.rss),
+           field("outboxdCpuSecondsPer1000", x.cpu),
+           field("drainFirst10PerS", x.drain_first),
+           field("drainLast10PerS", x.drain_last),
+           field("drainOverallPerS", x.drain_overall),
+           field("drainTenthsPerS", x.drain_tenths),
+           field("warmDrainFirst10PerS", x.warm_first),
+           field("warmDrainLast10PerS", x.warm_last),
+           field("warmDrainTenthsPerS", x.warm_tenths),
+           field("drainPeakRssMiB", x.drain_rss),
+           field("cpuSecondsPer1000EventsA", x.cpu_a),
+           field("cpuSecondsPer1000EventsPipeline", x.cpu_pipeline),
+           field("pipelineMachineBusy", x.busy));
+}
+
+percentiles_json percentiles_of(const std::array<double, 3>& v) {
+  return {v[0], v[1], v[2]};
+}
+
+results_json results_json_of(const report& r) {
+  auto& s = r.published_split_ms;
+  return {r.knobs, r.baseline_a, r.baseline_b, r.envelope_bytes,
+          r.producers_in_pipeline, r.routed_per_s, r.dispatched_per_s,
+          r.completed_per_s, r.completed_events_per_s,
+          r.baseline_a > 0 ? r.completed_events_per_s / r.baseline_a : 0,
+          r.latency_rate, percentiles_of(r.published_ms),
+          percentiles_of(r.completed_ms), {s[0], s[1], s[2]}, r.peak_rss_mib,
+          r.cpu_per_1000, r.drain.first(), r.drain.last(), r.drain.overall,
+          r.drain.tenths, r.warm_drain.first(), r.warm_drain.last(),
+          r.warm_drain.tenths, r.backlog_rss_mib, r.a_cpu_per_1000,
+          r.pipeline_cpu_per_1000, r.pipeline_busy};
+}
+
 } // namespace
 
-std::string report::table() const {
-  std::ostringstream out;
-  double ratio = baseline_a > 0 ? completed_events_per_s / baseline_a : 0;
-  out << "\nknobs:";
-  for (auto& [k, v] : knobs)
-    out << " " << k << "=" << v;
-  out << " cluster=" << cluster << "\n\n";
-  out << "measure                                   value                     target\n";
-  auto row = [&](const std::string& name, const std::string& value,
-                 const std::string& target = "") {
+namespace {
+
+// Rows of name, value and target, in fixed columns.
+struct table_rows {
+  std::ostringstream& out;
+  void operator()(const std::string& name, const std::string& value,
+                  const std::string& target = "") {
     std::string n = name, v = value;
     n.resize(42, ' ');
     if (v.size() < 26) // a long value (the drain's tenths) is not cut
       v.resize(26, ' ');
     out << n << v << target << "\n";
-  };
-  row("A  producers only (events/s)", fmt("%.0f", baseline_a));
-  row("B  RabbitMQ only (messages/s, " + std::to_string(envelope_bytes) + " B)",
-      fmt("%.0f", baseline_b));
-  row("pipeline producers (events/s)", fmt("%.0f", producers_in_pipeline));
-  row("pipeline routed (events/s)", fmt("%.0f", routed_per_s));
-  row("pipeline dispatched (deliveries/s)", fmt("%.0f", dispatched_per_s));
-  row("pipeline completed (deliveries/s)", fmt("%.0f", completed_per_s));
+  }
+};
+
+// "p50 / p95 / p99" to one decimal.
+std::string three(const std::array<double, 3>& v) {
+  return fmt("%.1f", v[0]) + " / " + fmt("%.1f", v[1]) + " / " + fmt("%.1f", v[2]);
+}
+
+void throughput_rows(table_rows& row, const report& r) {
+  double ratio = r.baseline_a > 0 ? r.completed_events_per_s / r.baseline_a : 0;
+  row("A  producers only (events/s)", fmt("%.0f", r.baseline_a));
+  row("B  RabbitMQ only (messages/s, " + std::to_string(r.envelope_bytes) + " B)",
+      fmt("%.0f", r.baseline_b));
+  row("pipeline producers (events/s)", fmt("%.0f", r.producers_in_pipeline));
+  row("pipeline routed (events/s)", fmt("%.0f", r.routed_per_s));
+  row("pipeline dispatched (deliveries/s)", fmt("%.0f", r.dispatched_per_s));
+  row("pipeline completed (deliveries/s)", fmt("%.0f", r.completed_per_s));
   row("completed events/s divided by A", ratio_text(ratio),
       ">= 0.60 " + verdict(ratio >= 0.6));
-  row("latency rate (events/s)", fmt("%.0f", latency_rate));
-  row("commit->published p50/p95/p99 (ms)",
-      fmt("%.1f", published_ms[0]) + " / " + fmt("%.1f", published_ms[1]) + " / "
-        + fmt("%.1f", published_ms[2]),
+}
+
+void latency_rows(table_rows& row, const report& r) {
+  row("latency rate (events/s)", fmt("%.0f", r.latency_rate));
+  row("commit->published p50/p95/p99 (ms)", three(r.published_ms),
       "p50 <= 5, p99 <= 50 "
-        + verdict(published_ms[0] <= 5 && published_ms[2] <= 50));
-  row("  p50 to routed / dispatched / received",
-      fmt("%.1f", published_split_ms[0]) + " / " + fmt("%.1f", published_split_ms[1])
-        + " / " + fmt("%.1f", published_split_ms[2]));
-  row("commit->completed p50/p95/p99 (ms)",
-      fmt("%.1f", completed_ms[0]) + " / " + fmt("%.1f", completed_ms[1]) + " / "
-        + fmt("%.1f", completed_ms[2]));
-  if (!pipeline_cpu_per_1000.empty()) {
-    auto get = [](const std::map<std::string, double>& m, const char* k) {
-      auto it = m.find(k);
-      return it == m.end() ? 0.0 : it->second;
-    };
-    row("machine CPU s per 1,000 events: A", fmt("%.3f", get(a_cpu_per_1000, "machine")));
-    row("machine CPU s per 1,000 events: pipeline",
-        fmt("%.3f", get(pipeline_cpu_per_1000, "machine")));
-    for (const char* g : {"postgres", "rabbitmq", "outboxd", "bench", "other"})
-      row(std::string{"  of which "} + g, fmt("%.3f", get(pipeline_cpu_per_1000, g)));
-    row("machine CPU busy in the pipeline", fmt("%.0f%%", pipeline_busy * 100));
+        + verdict(r.published_ms[0] <= 5 && r.published_ms[2] <= 50));
+  row("  p50 to routed / dispatched / received", three(r.published_split_ms));
+  row("commit->completed p50/p95/p99 (ms)", three(r.completed_ms));
+}
+
+void cpu_rows(table_rows& row, const report& r) {
+  if (r.pipeline_cpu_per_1000.empty())
+    return;
+  auto get = [](const std::map<std::string, double>& m, const char* k) {
+    auto it = m.find(k);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  row("machine CPU s per 1,000 events: A",
+      fmt("%.3f", get(r.a_cpu_per_1000, "machine")));
+  row("machine CPU s per 1,000 events: pipeline",
+      fmt("%.3f", get(r.pipeline_cpu_per_1000, "machine")));
+  for (const char* g : {"postgres", "rabbitmq", "outboxd", "bench", "other"})
+    row(std::string{"  of which "} + g, fmt("%.3f", get(r.pipeline_cpu_per_1000, g)));
+  row("machine CPU busy in the pipeline", fmt("%.0f%%", r.pipeline_busy * 100));
+}
+
+void drain_rows(table_rows& row, const report& r) {
+  auto& d = r.drain;
+  if (d.first() <= 0)
+    return;
+  row("backlog drain first 10% (deliveries/s)", fmt("%.0f", d.first()));
+  row("backlog drain last 10% (deliveries/s)", fmt("%.0f", d.last()),
+      "last/first " + ratio_text(d.ratio()) + " >= 0.80 " + verdict(d.ratio() >= 0.8));
+  row("backlog drain overall (deliveries/s)", fmt("%.0f", d.overall));
+  row("  by tenths", tenths_text(d));
+  if (r.warm_drain.first() > 0) {
+    row("again, relay already running: by tenths", tenths_text(r.warm_drain));
+    row("  last/first", ratio_text(r.warm_drain.ratio()));
   }
+  row("outboxd peak RSS in the drain (MiB)", fmt("%.1f", r.backlog_rss_mib),
+      "<= 64 " + verdict(r.backlog_rss_mib <= 64));
+}
+
+} // namespace
+
+std::string report::table() const {
+  std::ostringstream out;
+  out << "\nknobs:";
+  knob_printer print{out};
+  inspect(print, const_cast<bench_knobs&>(knobs));
+  out << "\n\n";
+  out << "measure                                   value                     target\n";
+  table_rows row{out};
+  throughput_rows(row, *this);
+  latency_rows(row, *this);
+  cpu_rows(row, *this);
   row("outboxd peak RSS (MiB)", fmt("%.1f", peak_rss_mib),
       "<= 64 " + verdict(peak_rss_mib <= 64));
   row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", cpu_per_1000));
-  if (drain.first() > 0) {
-    row("backlog drain first 10% (deliveries/s)", fmt("%.0f", drain.first()));
-    row("backlog drain last 10% (deliveries/s)", fmt("%.0f", drain.last()),
-        "last/first " + ratio_text(drain.ratio()) + " >= 0.80 "
-          + verdict(drain.ratio() >= 0.8));
-    row("backlog drain overall (deliveries/s)", fmt("%.0f", drain.overall));
-    row("  by tenths", tenths_text(drain));
-    if (warm_drain.first() > 0) {
-      row("again, relay already running: by tenths", tenths_text(warm_drain));
-      row("  last/first", ratio_text(warm_drain.ratio()));
-    }
-    row("outboxd peak RSS in the drain (MiB)", fmt("%.1f", backlog_rss_mib),
-        "<= 64 " + verdict(backlog_rss_mib <= 64));
-  }
+  drain_rows(row, *this);
   return out.str();
 }
 
-std::string report::json() const {
-  rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-  w.StartObject();
-  w.Key("knobs");
-  w.StartObject();
-  for (auto& [k, v] : knobs) {
-    w.Key(k.c_str());
-    w.Int64(v);
-  }
-  w.Key("cluster");
-  w.String(cluster.c_str());
-  w.EndObject();
-  auto num = [&](const char* k, double v) {
-    w.Key(k);
-    w.Double(v);
-  };
-  num("baselineAEventsPerS", baseline_a);
-  num("baselineBMessagesPerS", baseline_b);
-  w.Key("envelopeBytes");
-  w.Int64(envelope_bytes);
-  num("pipelineProducersPerS", producers_in_pipeline);
-  num("routedPerS", routed_per_s);
-  num("dispatchedPerS", dispatched_per_s);
-  num("completedPerS", completed_per_s);
-  num("completedEventsPerS", completed_events_per_s);
-  num("completedOverBaselineA", baseline_a > 0 ? completed_events_per_s / baseline_a : 0);
-  num("latencyRateEventsPerS", latency_rate);
-  auto triple = [&](const char* k, const std::array<double, 3>& v) {
-    w.Key(k);
-    w.StartObject();
-    num("p50", v[0]);
-    num("p95", v[1]);
-    num("p99", v[2]);
-    w.EndObject();
-  };
-  triple("commitToPublishedMs", published_ms);
-  triple("commitToCompletedMs", completed_ms);
-  w.Key("commitToPublishedSplitP50Ms");
-  w.StartObject();
-  num("commitToRouted", published_split_ms[0]);
-  num("routedToDispatched", published_split_ms[1]);
-  num("dispatchedToReceived", published_split_ms[2]);
-  w.EndObject();
-  num("outboxdPeakRssMiB", peak_rss_mib);
-  num("outboxdCpuSecondsPer1000", cpu_per_1000);
-  num("drainFirst10PerS", drain.first());
-  num("drainLast10PerS", drain.last());
-  num("drainOverallPerS", drain.overall);
-  auto array = [&](const char* k, const std::vector<double>& v) {
-    w.Key(k);
-    w.StartArray();
-    for (auto x : v)
-      w.Double(x);
-    w.EndArray();
-  };
-  array("drainTenthsPerS", drain.tenths);
-  num("warmDrainFirst10PerS", warm_drain.first());
-  num("warmDrainLast10PerS", warm_drain.last());
-  array("warmDrainTenthsPerS", warm_drain.tenths);
-  num("drainPeakRssMiB", backlog_rss_mib);
-  auto groups = [&](const char* k, const std::map<std::string, double>& m) {
-    w.Key(k);
-    w.StartObject();
-    for (auto& [g, v] : m)
-      num(g.c_str(), v);
-    w.EndObject();
-  };
-  groups("cpuSecondsPer1000EventsA", a_cpu_per_1000);
-  groups("cpuSecondsPer1000EventsPipeline", pipeline_cpu_per_1000);
-  num("pipelineMachineBusy", pipeline_busy);
-  w.EndObject();
-  return sb.GetString();
+caf::expected<std::string> report::json() const {
+  json_writer w{"results"};
+  if (!w.write_document(results_json_of(*this)))
+    return make_error(errc::serialize_failed, w.error());
+  return w.json();
 }
 
 } // namespace outbox::bench

@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/json/field.hpp"
 
 namespace outbox::bench {
 
@@ -21,9 +24,32 @@ struct drain_figures {
   double ratio() const { return first() > 0 ? last() / first() : 0; }
 };
 
+/// The run's knobs, as the table and the JSON name them.
+struct bench_knobs {
+  int64_t events = 0, producers = 0, payload_bytes = 0, queues = 0,
+          routes_per_event = 0, batch_size = 0, dispatchers = 0,
+          workers_per_queue = 0, backlog = 0, latency_events = 0,
+          router_linger_ms = 0, router_linger_min_events = 0;
+  std::string cluster; ///< "one" or "three", then " polling-only" if so
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, bench_knobs& x) {
+  return f(field("events", x.events), field("producers", x.producers),
+           field("payloadBytes", x.payload_bytes), field("queues", x.queues),
+           field("routesPerEvent", x.routes_per_event),
+           field("batchSize", x.batch_size),
+           field("dispatchers", x.dispatchers),
+           field("workersPerQueue", x.workers_per_queue),
+           field("backlog", x.backlog),
+           field("latencyEvents", x.latency_events),
+           field("routerLingerMs", x.router_linger_ms),
+           field("routerLingerMinEvents", x.router_linger_min_events),
+           field("cluster", x.cluster));
+}
+
 struct report {
-  std::vector<std::pair<std::string, int64_t>> knobs;
-  std::string cluster;
+  bench_knobs knobs;
   double baseline_a = 0; ///< events/s, producers only
   double baseline_b = 0; ///< messages/s, RabbitMQ only
   int64_t envelope_bytes = 0;
@@ -47,7 +73,9 @@ struct report {
   double pipeline_busy = 0; ///< share of all cores busy in the pipeline
 
   std::string table() const;
-  std::string json() const;
+  /// The figures as JSON; an error names a value JSON cannot carry (NaN,
+  /// infinity).
+  caf::expected<std::string> json() const;
 };
 
 } // namespace outbox::bench

@@ -51,8 +51,10 @@ demo_cluster_start() {
 }
 
 # demo_produce RUN CONFIG EVENTS RATE: EVENTS (0 = endless) example
-# events, RATE per second, each in its own transaction. The payload's
-# "scenario" tells the example worker what to do with it.
+# events, RATE per second, each in its own transaction, through the SQL
+# producer function as an application would. The payload's "scenario" tells
+# the example worker what to do with it. A failed write leaves
+# RUN/write_failed.
 demo_produce() {
   local run=$1 config=$2 events=$3 rate=$4 written=0
   local fn
@@ -75,22 +77,24 @@ demo_produce() {
       fi
       written=$((written + 1))
     done
-    demo_psql -o /dev/null -c "$sql" >>"$run/producer.log" 2>&1 || echo "producer: a write failed (see $run/producer.log)" >&2
+    if ! demo_psql -o /dev/null -c "$sql" >>"$run/producer.log" 2>&1; then
+      echo "producer: a write failed (see $run/producer.log)" >&2
+      touch "$run/write_failed"
+    fi
     sleep 1
   done
 }
 
-# demo_all_final CONFIG EVENTS: true once EVENTS events exist,
-# none is unrouted and no delivery is pending or dispatched.
+# demo_all_final RUN BIN CONFIG: true once every event was written, none
+# is unrouted and no delivery is pending or dispatched, by the counts of
+# `outboxctl status --db --json`.
 demo_all_final() {
-  local config=$1 events=$2 ev dl
-  ev=$(demo_config_value "$config" eventsTableName outbox_events)
-  dl=$(demo_config_value "$config" deliveriesTableName outbox_deliveries)
-  local row
-  row=$(demo_psql -c "SELECT (SELECT count(*) FROM $ev) >= $events
-                       AND NOT EXISTS (SELECT 1 FROM $ev WHERE routed_at IS NULL)
-                       AND NOT EXISTS (SELECT 1 FROM $dl WHERE status IN ('pending', 'dispatched'))")
-  [ "$row" = t ]
+  local run=$1 bin=$2 config=$3 counts
+  [ ! -e "$run/write_failed" ] || return 1
+  counts=$("$bin/outboxctl" status --db --json --config "$config") || return 1
+  /usr/bin/python3 -c 'import json,sys
+s = json.loads(sys.argv[1]); d = s["deliveries"]
+sys.exit(0 if s["unroutedEvents"] == 0 and d["pending"] == 0 and d["dispatched"] == 0 else 1)' "$counts"
 }
 
 # Stops what demo_cluster_start and demo_produce started: SIGTERM, then

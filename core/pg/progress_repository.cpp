@@ -1,0 +1,86 @@
+#include "core/pg/progress_repository.hpp"
+
+#include "core/pg/pg_connection.hpp"
+
+namespace outbox {
+
+namespace {
+
+// Each EXISTS stops at its index's first entry; the extra conditions are
+// the partial indexes' own, so the planner takes them.
+constexpr const char* open_sql = R"sql(
+SELECT EXISTS (SELECT 1 FROM {{events}} WHERE routed_at IS NULL)
+    OR EXISTS (SELECT 1 FROM {{deliveries}}
+               WHERE status = 'pending' AND available_at IS NOT NULL)
+    OR EXISTS (SELECT 1 FROM {{deliveries}}
+               WHERE status = 'dispatched' AND delivery_timeout_at IS NOT NULL)
+)sql";
+
+constexpr const char* count_sql
+  = "SELECT count(*) FROM {{deliveries}} WHERE status = $1";
+
+constexpr const char* last_id_sql
+  = "SELECT coalesce(max(id), 0) FROM {{events}}";
+
+constexpr const char* events_sql = R"sql(
+SELECT e.id, extract(epoch FROM e.created_at), extract(epoch FROM e.routed_at),
+       extract(epoch FROM max(d.dispatched_at)),
+       extract(epoch FROM max(d.completed_at))
+FROM {{events}} e JOIN {{deliveries}} d ON d.event_id = e.id
+WHERE e.id > $1
+GROUP BY e.id ORDER BY e.id
+)sql";
+
+double seconds(const pg_rows& rows, int r, int c) {
+  return rows.is_null(r, c) ? 0 : std::stod(rows.text(r, c));
+}
+
+} // namespace
+
+progress_repository::progress_repository(schema_names names)
+  : open_sql_(fill_names(open_sql, names)),
+    count_sql_(fill_names(count_sql, names)),
+    last_id_sql_(fill_names(last_id_sql, names)),
+    events_sql_(fill_names(events_sql, names)) {
+}
+
+caf::expected<bool> progress_repository::anything_open(pg_connection& conn) {
+  auto rows = conn.exec_prepared("progress_open", open_sql_);
+  if (!rows)
+    return rows.error();
+  return rows->text(0, 0) == "t";
+}
+
+caf::expected<int64_t>
+progress_repository::count_status(pg_connection& conn,
+                                  delivery_status status) {
+  auto rows = conn.exec_prepared("progress_count", count_sql_,
+                                 {to_string(status)});
+  if (!rows)
+    return rows.error();
+  return rows->int64(0, 0);
+}
+
+caf::expected<int64_t> progress_repository::last_event_id(pg_connection& conn) {
+  auto rows = conn.exec("progress_last_id", last_id_sql_);
+  if (!rows)
+    return rows.error();
+  return rows->int64(0, 0);
+}
+
+caf::expected<std::vector<event_progress>>
+progress_repository::events_after(pg_connection& conn, int64_t after_event_id) {
+  auto rows = conn.exec("progress_events", events_sql_,
+                        {std::to_string(after_event_id)});
+  if (!rows)
+    return rows.error();
+  std::vector<event_progress> out;
+  out.reserve(static_cast<size_t>(rows->size()));
+  for (int i = 0; i < rows->size(); ++i)
+    out.push_back({rows->int64(i, 0), seconds(*rows, i, 1),
+                   seconds(*rows, i, 2), seconds(*rows, i, 3),
+                   seconds(*rows, i, 4)});
+  return out;
+}
+
+} // namespace outbox

@@ -1,0 +1,63 @@
+#include "tools/benchmark/outbox_config.hpp"
+
+#include <map>
+
+#include "core/base/errors.hpp"
+#include "core/json/json_writer.hpp"
+
+namespace outbox::bench {
+
+namespace {
+
+struct route_json {
+  std::string job, queue;
+  std::vector<int32_t> retry_delays_seconds{1};
+  int32_t delivery_timeout_seconds = 60;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, route_json& x) {
+  return f(field("job", x.job), field("queue", x.queue),
+           field("retryDelaysSeconds", x.retry_delays_seconds),
+           field("deliveryTimeoutSeconds", x.delivery_timeout_seconds));
+}
+
+struct config_json {
+  outbox_knobs k;
+  std::map<std::string, std::vector<route_json>> routes;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, config_json& x) {
+  auto& k = x.k;
+  return f(field("databaseUrl", k.database_url), field("amqpUrl", k.amqp_url),
+           field("eventsTableName", k.names.events),
+           field("deliveriesTableName", k.names.deliveries),
+           field("migrationsTableName", k.names.migrations),
+           field("publishFunctionName", k.names.publish_function),
+           field("batchSize", k.batch_size),
+           field("routerLingerMs", k.router_linger_ms),
+           field("routerLingerMinEvents", k.router_linger_min_events),
+           field("deliverImmediately", k.deliver_immediately),
+           field("routes", x.routes));
+}
+
+} // namespace
+
+std::string bench_job(int64_t r) {
+  return "BenchJob" + std::to_string(r);
+}
+
+caf::expected<std::string> outbox_config_json(const outbox_knobs& k) {
+  config_json doc{k, {}};
+  auto& routes = doc.routes["bench.event"];
+  for (int64_t r = 0; r < k.routes; ++r)
+    routes.push_back({bench_job(r),
+                      k.queues[static_cast<size_t>(r) % k.queues.size()]});
+  json_writer w{"config"};
+  if (!w.write_document(doc))
+    return make_error(errc::serialize_failed, w.error());
+  return w.json();
+}
+
+} // namespace outbox::bench

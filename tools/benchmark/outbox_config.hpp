@@ -1,0 +1,32 @@
+// The outbox config a benchmark run gives its relay: its own tables, the
+// knobs of the run, and `routes` routes of "bench.event" spread over its
+// queues.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/domain/schema_names.hpp"
+
+namespace outbox::bench {
+
+struct outbox_knobs {
+  std::string database_url, amqp_url;
+  schema_names names;
+  int64_t batch_size = 100, router_linger_ms = 5, router_linger_min_events = 6;
+  bool deliver_immediately = true;
+  int64_t routes = 1;
+  std::vector<std::string> queues;
+};
+
+/// The job of route number `r` ("BenchJob<r>").
+std::string bench_job(int64_t r);
+
+/// The config as JSON, written by the core's serializer (so URLs and names
+/// are escaped); an error names a value JSON cannot carry.
+caf::expected<std::string> outbox_config_json(const outbox_knobs& k);
+
+} // namespace outbox::bench
