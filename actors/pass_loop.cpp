@@ -11,10 +11,11 @@ namespace outbox {
 const char* pass_state::name = "outbox pass actor";
 
 std::chrono::milliseconds next_delay(const pass_outcome& out,
-                                     const pass_settings& s, int failures) {
+                                     const pass_settings& s,
+                                     const failure_streak& failures) {
   using std::chrono::milliseconds;
   if (out.error)
-    return backoff_delay(failures, s.max_backoff);
+    return failures.backoff(s.max_backoff);
   if (out.more || out.again)
     return milliseconds{0};
   if (out.due)

@@ -68,7 +68,8 @@ struct pass_settings {
 
 /// The delay before the next pass (0 = at once).
 std::chrono::milliseconds next_delay(const pass_outcome& out,
-                                     const pass_settings& s, int failures);
+                                     const pass_settings& s,
+                                     const failure_streak& failures);
 
 /// True when the next pass lingers (pass_settings::linger).
 bool lingers(const pass_outcome& out, const pass_settings& s);
@@ -93,8 +94,8 @@ struct pass_state {
   bool pass_queued = false; ///< an immediate pass waits in the mailbox
   bool lingering = false;   ///< the next pass is armed: wake-ups wait for it
   bool backing_off = false; ///< a failed pass armed the next: wake-ups wait
-  int failures = 0;
-  failure_streak failure_log;
+  /// The run of failed passes in a row: its log lines and its backoff.
+  failure_streak failures;
   /// Called after each self-driven pass with whether the next pass comes
   /// without a wake-up (a full batch or a linger); the router's listener
   /// demand hangs here.
@@ -111,11 +112,10 @@ pass_outcome run_pass(Self* self) {
   st.backing_off = false;
   auto out = st.role->pass();
   record(st.metrics, out, now_ms());
-  st.failures = out.error ? st.failures + 1 : 0;
   if (out.error)
-    log_failed_pass(st.metrics, st.failure_log);
+    log_failed_pass(st.metrics, st.failures);
   else
-    log_recovered(st.metrics, st.failure_log);
+    log_recovered(st.metrics, st.failures);
   for (auto& ev : out.events) {
     log_lifecycle(st.metrics.role.c_str(), ev);
     caf::anon_send(st.lifecycle, ev); // typed actors cannot send() to a group

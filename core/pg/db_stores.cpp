@@ -7,22 +7,20 @@ namespace outbox {
 // change state within milliseconds), nor on the table sizes when a generic
 // plan was fixed.
 //
-// Routing may only go by index. Measured: statistics taken while only
-// events without routes came in made even a fresh plan read the whole
-// events table to find a few unrouted ones (5 ms per pass, and growing). A
-// bitmap scan is excluded too: the unrouted index gets a dead entry for
-// every event routed, until a vacuum; a plain index scan in id order marks
-// those dead as it passes them and stops after the batch, a bitmap scan
-// marks nothing and reads them all on every pass (measured: 31,544 entries
-// and 8 ms to find 7 events).
+// Routing may only go by index: statistics taken while only events without
+// routes came in can make even a fresh plan read the whole events table to
+// find a few unrouted ones. A bitmap scan is excluded too: the unrouted
+// index gets a dead entry for every event routed, until a vacuum; a plain
+// index scan in id order marks those dead as it passes them and stops after
+// the batch, a bitmap scan marks nothing and reads them all on every pass.
 //
-// The delivery stores go by index only as well. Their statements once
-// re-planned every time instead (a generic plan fixed while the table was
-// nearly empty kept the results' lock by primary key on a sequential scan:
-// 2.3 ms per statement at 20,000 rows); that cost the database about 10%
-// more CPU per delivery than the cached plans the index-only settings make
-// safe. Each statement has an index that fits (primary key, ready, timeout,
-// expiry); tests/integration/query_plans checks them.
+// The delivery stores go by index only as well, which makes cached plans
+// safe: a generic plan fixed while the table was nearly empty would keep,
+// say, the results' lock by primary key on a sequential scan, and
+// re-planning every statement instead costs the database more CPU per
+// delivery. Each statement has an index that fits (primary key, ready,
+// timeout, expiry); tests/integration/query_plans checks them, and
+// docs/performance.md has the measurements.
 const char* const index_only_plan_settings
   = "SET enable_seqscan = off; SET enable_bitmapscan = off";
 

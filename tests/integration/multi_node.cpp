@@ -14,7 +14,7 @@ using namespace outbox::testing;
 
 namespace {
 
-// Three outboxd processes on loopback, as docs/reference.md "Running the cluster"
+// Three outboxd processes on loopback, as docs/operations.md "A cluster"
 // shows: the status node, a router+sweeper node and a dispatcher+results
 // node for the one queue.
 struct multi_fixture : cluster_fixture {

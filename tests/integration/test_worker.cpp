@@ -13,7 +13,7 @@ namespace outbox::testing {
 
 namespace {
 
-// Reads the job message by hand, from the README's contract, not with
+// Reads the job message by hand, from docs/design.md's wire contract, not with
 // core's parse_job_message: a mistake shared by the relay's writer and
 // core's reader would otherwise go unnoticed.
 bool parse_job(const incoming_message& m, job_seen& out) {

@@ -234,7 +234,7 @@ CAF_TEST(a failing store backs off 200 ms then 400 ms and reports it) {
   CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
   sched.run();
   CAF_CHECK_EQUAL(st.metrics.connected, true); // the third pass worked
-  CAF_CHECK_EQUAL(st.failures, 0);
+  CAF_CHECK_EQUAL(st.failures.count(), 0);
   stop(r);
 }
 
@@ -256,7 +256,7 @@ CAF_TEST(wake-ups during a backoff start no pass and the pass after it runs once
   CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
   sched.run();
   CAF_CHECK_EQUAL(store->calls, 2); // one pass for the backoff and all 50
-  CAF_CHECK_EQUAL(pass_state_of(r).failures, 0);
+  CAF_CHECK_EQUAL(pass_state_of(r).failures.count(), 0);
   // Recovered: a wake-up starts a pass at once again.
   self->send(r, wake_atom::value);
   sched.run();
