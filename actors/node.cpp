@@ -8,8 +8,8 @@
 #include <caf/scoped_actor.hpp>
 
 #include "core/base/logging.hpp"
-#include "core/domain/ready_notice.hpp"
 #include "core/base/text.hpp"
+#include "core/domain/ready_notice.hpp"
 
 namespace outbox {
 

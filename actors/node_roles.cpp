@@ -13,9 +13,9 @@
 #include "actors/status.hpp"
 #include "actors/sweeper.hpp"
 #include "core/amqp/amqp_endpoints.hpp"
-#include "core/pg/db_stores.hpp"
 #include "core/base/errors.hpp"
 #include "core/domain/ready_notice.hpp"
+#include "core/pg/db_stores.hpp"
 
 namespace outbox {
 

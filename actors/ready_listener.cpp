@@ -3,11 +3,11 @@
 #include <optional>
 
 #include "core/base/errors.hpp"
-#include "core/domain/failure_streak.hpp"
 #include "core/base/logging.hpp"
-#include "core/pg/pg_listener.hpp"
-#include "core/domain/ready_notice.hpp"
 #include "core/base/timestamp.hpp"
+#include "core/domain/failure_streak.hpp"
+#include "core/domain/ready_notice.hpp"
+#include "core/pg/pg_listener.hpp"
 
 namespace outbox {
 

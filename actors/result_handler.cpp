@@ -1,8 +1,8 @@
 #include "actors/result_handler.hpp"
 
+#include "core/amqp/wire.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
-#include "core/amqp/wire.hpp"
 
 namespace outbox {
 

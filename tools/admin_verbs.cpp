@@ -4,8 +4,8 @@
 #include <ctime>
 #include <iostream>
 
-#include "core/pg/admin_repository.hpp"
 #include "core/base/errors.hpp"
+#include "core/pg/admin_repository.hpp"
 #include "core/pg/pg_connection.hpp"
 #include "core/pg/status_repository.hpp"
 

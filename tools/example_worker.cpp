@@ -14,9 +14,9 @@
 
 #include <rapidjson/document.h>
 
-#include "core/config/config.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
+#include "core/config/config.hpp"
 #include "tools/cli_config.hpp"
 #include "worker/worker.hpp"
 

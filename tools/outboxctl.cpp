@@ -19,13 +19,13 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/messages.hpp"
-#include "tools/node_options.hpp"
 #include "core/pg/status_repository.hpp"
 #include "tools/admin_verbs.hpp"
+#include "tools/node_options.hpp"
 #include "tools/status_report.hpp"
 
-#include "core/config/config.hpp"
 #include "core/base/errors.hpp"
+#include "core/config/config.hpp"
 #include "core/pg/migrations.hpp"
 #include "core/pg/pg_connection.hpp"
 #include "tools/cli_config.hpp"

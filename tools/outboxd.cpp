@@ -9,9 +9,9 @@
 
 #include "actors/messages.hpp"
 #include "actors/node.hpp"
-#include "core/config/config.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
+#include "core/config/config.hpp"
 #include "tools/cli_config.hpp"
 #include "tools/node_options.hpp"
 

@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "core/domain/delivery.hpp"
 #include "core/amqp/wire.hpp"
+#include "core/domain/delivery.hpp"
 #include "worker/job_context.hpp"
 
 namespace outbox {

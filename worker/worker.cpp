@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/amqp/wire.hpp"
 #include "core/base/errors.hpp"
-#include "core/domain/failure_streak.hpp"
 #include "core/base/logging.hpp"
 #include "core/base/text.hpp"
 #include "core/base/timestamp.hpp"
-#include "core/amqp/wire.hpp"
+#include "core/domain/failure_streak.hpp"
 #include "worker/job_screen.hpp"
 
 namespace outbox {

@@ -16,9 +16,9 @@
 
 #include "core/amqp/amqp_client.hpp"
 #include "core/base/errors.hpp"
-#include "core/json/json_parse.hpp"
 #include "core/base/small_file.hpp"
 #include "core/base/text.hpp"
+#include "core/json/json_parse.hpp"
 
 namespace outbox {
 

@@ -14,10 +14,10 @@
 
 #include <rapidjson/document.h>
 
+#include "core/base/timestamp.hpp"
 #include "core/json/field.hpp"
 #include "core/json/json_traits.hpp"
 #include "core/json/omittable.hpp"
-#include "core/base/timestamp.hpp"
 
 namespace outbox {
 

@@ -13,10 +13,10 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "core/base/timestamp.hpp"
 #include "core/json/field.hpp"
 #include "core/json/json_traits.hpp"
 #include "core/json/omittable.hpp"
-#include "core/base/timestamp.hpp"
 
 namespace outbox {
 

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
-#include "core/pg/delivery_sql.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
+#include "core/base/timestamp.hpp"
+#include "core/pg/delivery_sql.hpp"
 #include "core/pg/pg_columns.hpp"
 #include "core/pg/pg_connection.hpp"
-#include "core/base/timestamp.hpp"
 
 namespace outbox {
 

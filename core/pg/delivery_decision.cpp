@@ -1,9 +1,9 @@
 #include "core/pg/delivery_decision.hpp"
 
+#include "core/base/timestamp.hpp"
+#include "core/domain/retry_policy.hpp"
 #include "core/pg/delivery_sql.hpp"
 #include "core/pg/pg_columns.hpp"
-#include "core/domain/retry_policy.hpp"
-#include "core/base/timestamp.hpp"
 
 namespace outbox {
 

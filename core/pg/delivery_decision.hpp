@@ -11,8 +11,8 @@
 #include <caf/expected.hpp>
 
 #include "core/domain/delivery.hpp"
-#include "core/pg/pg_connection.hpp"
 #include "core/domain/schema_names.hpp"
+#include "core/pg/pg_connection.hpp"
 
 namespace outbox {
 

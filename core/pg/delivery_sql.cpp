@@ -1,8 +1,8 @@
 #include "core/pg/delivery_sql.hpp"
 
 #include "core/base/errors.hpp"
-#include "core/pg/pg_connection.hpp"
 #include "core/base/timestamp.hpp"
+#include "core/pg/pg_connection.hpp"
 
 namespace outbox {
 

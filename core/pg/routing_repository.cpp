@@ -5,8 +5,8 @@
 
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
-#include "core/pg/pg_connection.hpp"
 #include "core/domain/ready_notice.hpp"
+#include "core/pg/pg_connection.hpp"
 
 namespace outbox {
 

@@ -6,11 +6,11 @@
 #include <rapidjson/writer.h>
 
 #include "core/base/errors.hpp"
-#include "core/domain/event_limits.hpp"
-#include "core/json/json_parse.hpp"
-#include "core/domain/lifecycle_log.hpp"
-#include "core/pg/pg_connection.hpp"
 #include "core/base/timestamp.hpp"
+#include "core/domain/event_limits.hpp"
+#include "core/domain/lifecycle_log.hpp"
+#include "core/json/json_parse.hpp"
+#include "core/pg/pg_connection.hpp"
 
 namespace outbox {
 

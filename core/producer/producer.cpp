@@ -2,10 +2,10 @@
 
 #include <cstdio>
 
+#include "core/amqp/wire.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/domain/retry_policy.hpp"
-#include "core/amqp/wire.hpp"
 
 namespace outbox {
 

@@ -7,8 +7,8 @@
 #include <functional>
 #include <vector>
 
-#include "core/producer/event_store.hpp"
 #include "core/domain/json_serializer.hpp"
+#include "core/producer/event_store.hpp"
 
 namespace outbox::testing {
 

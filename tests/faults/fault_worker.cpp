@@ -8,8 +8,8 @@
 #include <iostream>
 #include <thread>
 
-#include "core/config/config.hpp"
 #include "core/base/errors.hpp"
+#include "core/config/config.hpp"
 #include "tools/cli_config.hpp"
 #include "worker/worker.hpp"
 

@@ -19,8 +19,8 @@
 #include "actors/messages.hpp"
 #include "actors/node.hpp"
 #include "core/amqp/amqp_client.hpp"
-#include "core/base/errors.hpp"
 #include "core/amqp/wire.hpp"
+#include "core/base/errors.hpp"
 #include "tests/integration/test_services.hpp"
 #include "tests/integration/wait_until.hpp"
 

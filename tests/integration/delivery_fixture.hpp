@@ -2,8 +2,8 @@
 // result suites.
 #pragma once
 
-#include "core/pg/claim_repository.hpp"
 #include "core/base/errors.hpp"
+#include "core/pg/claim_repository.hpp"
 #include "core/pg/result_repository.hpp"
 #include "core/pg/routing_repository.hpp"
 #include "core/pg/sweep_repository.hpp"

@@ -6,8 +6,8 @@
 #include <libpq-fe.h>
 
 #include "core/base/errors.hpp"
-#include "core/producer/event_store.hpp"
 #include "core/domain/json_serializer.hpp"
+#include "core/producer/event_store.hpp"
 #include "tests/integration/test_services.hpp"
 #include "tests/sample_events.hpp"
 

@@ -16,12 +16,12 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "core/base/errors.hpp"
+#include "core/base/timestamp.hpp"
 #include "core/pg/claim_repository.hpp"
 #include "core/pg/result_repository.hpp"
-#include "core/base/errors.hpp"
-#include "core/producer/event_store.hpp"
 #include "core/pg/routing_repository.hpp"
-#include "core/base/timestamp.hpp"
+#include "core/producer/event_store.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;

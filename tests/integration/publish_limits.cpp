@@ -5,8 +5,8 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/base/errors.hpp"
-#include "core/producer/event_store.hpp"
 #include "core/base/timestamp.hpp"
+#include "core/producer/event_store.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;

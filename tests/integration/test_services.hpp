@@ -6,8 +6,8 @@
 #include <string>
 
 #include "core/config/config.hpp"
-#include "core/pg/pg_connection.hpp"
 #include "core/domain/schema_names.hpp"
+#include "core/pg/pg_connection.hpp"
 
 namespace outbox::testing {
 

@@ -4,8 +4,8 @@
 #include <mutex>
 #include <thread>
 
-#include "core/producer/event_store.hpp"
 #include "core/pg/pg_connection.hpp"
+#include "core/producer/event_store.hpp"
 
 namespace outbox::bench {
 

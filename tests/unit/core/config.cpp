@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "core/config/config.hpp"
 #include "core/base/errors.hpp"
+#include "core/config/config.hpp"
 
 using namespace outbox;
 

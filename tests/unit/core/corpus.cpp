@@ -1,10 +1,10 @@
 #define CAF_SUITE core.corpus
 #include <caf/test/unit_test.hpp>
 
-#include "core/config/config.hpp"
+#include "core/amqp/wire.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/text.hpp"
-#include "core/amqp/wire.hpp"
+#include "core/config/config.hpp"
 #include "tests/corpus/corpus.hpp"
 
 using namespace outbox;

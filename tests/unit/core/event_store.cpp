@@ -2,9 +2,9 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/base/errors.hpp"
+#include "core/base/timestamp.hpp"
 #include "core/domain/event_limits.hpp"
 #include "core/producer/event_store.hpp"
-#include "core/base/timestamp.hpp"
 #include "tests/unit/case_check.hpp"
 
 using namespace outbox;

@@ -1,8 +1,8 @@
 #define CAF_SUITE core.retry_policy
 #include <caf/test/unit_test.hpp>
 
-#include "core/domain/retry_policy.hpp"
 #include "core/base/timestamp.hpp"
+#include "core/domain/retry_policy.hpp"
 #include "tests/unit/case_check.hpp"
 
 using namespace outbox;

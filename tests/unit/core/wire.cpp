@@ -3,8 +3,8 @@
 
 #include <rapidjson/document.h>
 
-#include "core/base/errors.hpp"
 #include "core/amqp/wire.hpp"
+#include "core/base/errors.hpp"
 #include "tests/unit/case_check.hpp"
 
 using namespace outbox;

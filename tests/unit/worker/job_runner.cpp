@@ -1,8 +1,8 @@
 #define CAF_SUITE worker.job_runner
 #include <caf/test/unit_test.hpp>
 
-#include "worker/job_runner.hpp"
 #include "tests/sample_events.hpp"
+#include "worker/job_runner.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;

@@ -1,8 +1,8 @@
 #define CAF_SUITE worker.job_screen
 #include <caf/test/unit_test.hpp>
 
-#include "worker/job_screen.hpp"
 #include "tests/unit/case_check.hpp"
+#include "worker/job_screen.hpp"
 
 using namespace outbox;
 
