@@ -19,7 +19,9 @@ CAF_TEST_FIXTURE_SCOPE(broker_faults, fixture)
 CAF_TEST(RabbitMQ stopped while events flow loses nothing and logs little) {
   start_all();
   start_workers();
-  publish_in_background(600, 150);
+  // Ten seconds of events: they keep coming for as long as stopping the
+  // broker takes on a loaded machine, and a backlog builds behind it.
+  publish_in_background(1500, 150);
   CAF_REQUIRE(wait_until([&] { return count_status("completed") >= 100; }));
   stop_broker();
   // Down for as long as it takes a backlog to build up behind it.
