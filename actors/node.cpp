@@ -32,6 +32,16 @@ void log_started(const node_bootstrap& b) {
                                : std::string{"none"});
 }
 
+// Said at every start, so that a node left open by --insecure stays visible.
+void warn_if_exposed(const node_settings& s) {
+  if (!s.listen || is_loopback_host(s.listen->host))
+    return;
+  logger("node")->warn("event=insecure_listen host={} port={} why={}",
+                       kv(s.listen->host), s.listen->port,
+                       kv("--insecure: plain BASP off loopback, anyone who "
+                          "reaches this port can join the cluster"));
+}
+
 } // namespace
 
 caf::expected<std::unique_ptr<node>>
@@ -50,6 +60,7 @@ node::start(caf::actor_system& sys, const config& cfg,
     return err;
   }
   log_started(b);
+  warn_if_exposed(settings);
   if (n->actors_.agent)
     caf::anon_send(n->actors_.agent, join_atom::value, std::move(b.info));
   if (!settings.once)

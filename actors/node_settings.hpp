@@ -33,6 +33,9 @@ struct host_port {
   uint16_t port = 0;
 };
 
+/// True for a host only this machine reaches: 127.0.0.0/8, ::1, localhost.
+bool is_loopback_host(const std::string& host);
+
 struct node_settings {
   std::vector<node_role> roles;
   std::vector<std::string> queues; ///< for dispatchers and result handlers
@@ -40,6 +43,9 @@ struct node_settings {
   std::optional<host_port> join;   ///< the status node of the cluster
   bool once = false;
   int sleep_seconds = 1;
+  /// --insecure: the status port is published in plain BASP off loopback,
+  /// as the operator asked (a warning is logged at every start).
+  bool insecure = false;
 
   bool has(node_role r) const;
   /// True when some role of this node runs an actor per queue.

@@ -22,6 +22,7 @@ struct node_flags {
   std::vector<std::string> roles, queues;
   std::string listen, join;
   bool once = false;
+  bool insecure = false; ///< plain BASP off loopback, on purpose
   int64_t sleep = 1;
 };
 

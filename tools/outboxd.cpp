@@ -38,6 +38,9 @@ struct daemon_config : outbox::cli_config {
            "status node: HOST:PORT or PORT to listen on (default "
            "127.0.0.1:4250)")
       .add(flags.join, "join", "HOST:PORT of the status node to join")
+      .add(flags.insecure, "insecure",
+           "status node: listen off loopback without TLS (anyone who "
+           "reaches the port can join)")
       .add(flags.once, "once", "run one pass of each local role and exit")
       .add(flags.sleep, "sleep",
            "seconds to wait when a pass finds nothing, 1..3600 (default 1)")

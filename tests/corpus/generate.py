@@ -273,6 +273,8 @@ def flag_cases():
         (["--listen=127.0.0.1:0"], "port"), (["--listen=:99999"], "host must not be empty"),
         (["--listen=127.0.0.1:99999"], "port"), (["--listen=abc"], "port"),
         (["--listen=1:2:3:x"], "port"),
+        (["--listen=0.0.0.0:5000"], "is not a loopback address"),
+        (["--listen=10.1.2.3:5000"], "--insecure"),
         (["--listen=127.0.0.1:5000", "--roles=router"], "only a node with the status role"),
         (["--join=127.0.0.1:4250"], "the status node is the one others join"),
         (["--join=nohost", "--roles=router"], "port"),
