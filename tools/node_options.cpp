@@ -101,7 +101,10 @@ std::vector<std::string> read_queues(const node_flags& flags, const config& cfg,
 void check_exposure(const node_flags& flags, node_settings& out,
                     problem_list& problems) {
   out.insecure = flags.insecure;
-  if (!out.listen || is_loopback_host(out.listen->host) || flags.insecure)
+  if (flags.insecure && out.tls)
+    problems.push_back("--insecure: contradicts the --tls-* flags");
+  if (!out.listen || is_loopback_host(out.listen->host) || flags.insecure
+      || out.tls)
     return;
   problems.push_back("--listen: " + out.listen->host
                      + " is not a loopback address, and plain BASP lets "
@@ -148,6 +151,10 @@ caf::expected<node_settings> make_node_settings(const node_flags& flags,
     problems.push_back("--sleep: must be an integer number of seconds, 1..3600");
   out.sleep_seconds = static_cast<int>(flags.sleep);
   out.once = flags.once;
+  if (auto tls = read_tls_flags(flags.tls))
+    out.tls = std::move(*tls);
+  else
+    problems.push_back(context_of(tls.error()));
   read_addresses(flags, out, problems);
   if (!problems.empty())
     return make_error(errc::config_invalid, join(problems, "\n"));

@@ -11,6 +11,7 @@
 
 #include "actors/node_settings.hpp"
 #include "core/config/config.hpp"
+#include "tools/tls_flags.hpp"
 
 namespace outbox {
 
@@ -23,6 +24,7 @@ struct node_flags {
   std::string listen, join;
   bool once = false;
   bool insecure = false; ///< plain BASP off loopback, on purpose
+  tls_flags tls;
   int64_t sleep = 1;
 };
 

@@ -89,6 +89,26 @@ CAF_TEST(listening off loopback without TLS takes --insecure) {
   }
 }
 
+CAF_TEST(TLS takes all three files and may then leave loopback) {
+  node_flags f;
+  f.roles = {"status"};
+  f.listen = "0.0.0.0:5001";
+  f.tls.certificate = "/c.pem";
+  auto partial = make_node_settings(f, two_queues());
+  CAF_REQUIRE(!partial);
+  CAF_CHECK(context_of(partial.error()).find("--tls-ca together")
+            != std::string::npos);
+  f.tls.key = "/c.key";
+  f.tls.ca_file = "/ca.pem";
+  auto o = make_node_settings(f, two_queues());
+  CAF_REQUIRE(o);
+  CAF_REQUIRE(o->tls);
+  CAF_CHECK_EQUAL(o->tls->ca_file, "/ca.pem");
+  CAF_CHECK_EQUAL(o->tls->passphrase, "");
+  f.insecure = true;
+  CAF_CHECK(!make_node_settings(f, two_queues()));
+}
+
 CAF_TEST(every bad flag is reported at once) {
   node_flags f;
   f.roles = {"router,routr,router"};
