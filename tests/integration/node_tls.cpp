@@ -205,4 +205,28 @@ CAF_TEST(TLS takes a certificate a key and a CA) {
   CAF_CHECK_EQUAL(s->wait(), 0);
 }
 
+CAF_TEST(an encrypted key takes its passphrase from a file) {
+  auto ok = dir + "ok/";
+  auto made = run_command("openssl pkey -in " + ok + "status.key -aes256 "
+                          "-passout pass:s3cret -out " + ok + "locked.key"
+                          " && printf 's3cret\\n' >" + dir + "pass"
+                          " && printf 'wrong\\n' >" + dir + "wrong");
+  CAF_REQUIRE_EQUAL(made.first, 0);
+  auto flags = " --config " + config_path + " --roles status --listen 127.0.0.1:"
+               + port + " --tls-cert " + ok + "status.pem --tls-key " + ok
+               + "locked.key --tls-ca " + ok + "ca.pem";
+  auto wrong = run_command(std::string{OUTBOXD_PATH} + flags
+                           + " --tls-key-passphrase-file " + dir + "wrong");
+  check_ends(wrong, 2, "wrong passphrase");
+  CAF_CHECK_EQUAL(wrong.second.find("wrong\n"), std::string::npos);
+  auto s = start("locked", {"--roles", "status", "--listen", "127.0.0.1:" + port,
+                            "--tls-cert", ok + "status.pem", "--tls-key",
+                            ok + "locked.key", "--tls-ca", ok + "ca.pem",
+                            "--tls-key-passphrase-file", dir + "pass"});
+  CAF_REQUIRE(wait_until([&] { return !names_seen().empty(); }));
+  CAF_CHECK_EQUAL(read_file(dir + "locked.log").find("s3cret"), std::string::npos);
+  s->signal(SIGTERM);
+  CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
