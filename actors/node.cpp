@@ -15,21 +15,37 @@ namespace outbox {
 
 namespace {
 
-std::string node_name() {
+// With TLS the certificate's CN comes first: the status view then shows
+// which certificate each node started with (its own claim, see
+// docs/operations.md "A cluster").
+std::string node_name(const std::string& identity) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  return std::string{host} + ":" + std::to_string(getpid());
+  auto name = std::string{host} + ":" + std::to_string(getpid());
+  return identity.empty() ? name : identity + "@" + name;
 }
 
 void log_started(const node_bootstrap& b) {
   auto& join_at = b.settings.join;
   logger("node")->info("event=node_started node={} roles={} queues={} "
-                       "statusPort={} join={}",
+                       "statusPort={} join={} tls={} identity={}",
                        kv(b.info.name), kv(join(b.info.roles, ",")),
                        kv(join(b.info.queues, ",")), b.actors.status_port,
                        join_at ? kv(join_at->host + ":"
                                     + std::to_string(join_at->port))
-                               : std::string{"none"});
+                               : std::string{"none"},
+                       b.settings.tls ? "mutual" : "off",
+                       kv(b.settings.identity));
+}
+
+// Said at every start, so that a node left open by --insecure stays visible.
+void warn_if_exposed(const node_settings& s) {
+  if (s.tls || !s.listen || is_loopback_host(s.listen->host))
+    return;
+  logger("node")->warn("event=insecure_listen host={} port={} why={}",
+                       kv(s.listen->host), s.listen->port,
+                       kv("--insecure: plain BASP off loopback, anyone who "
+                          "reaches this port can join the cluster"));
 }
 
 } // namespace
@@ -41,7 +57,7 @@ node::start(caf::actor_system& sys, const config& cfg,
   node_bootstrap b{sys, cfg, settings, n->actors_, {}, {}, new_wake_origin()};
   b.pass.idle = std::chrono::seconds{settings.sleep_seconds};
   b.pass.self_driven = !settings.once;
-  b.info.name = node_name();
+  b.info.name = node_name(settings.identity);
   b.info.roles = role_names(settings.roles);
   if (settings.has_queue_roles())
     b.info.queues = settings.queues;
@@ -50,6 +66,7 @@ node::start(caf::actor_system& sys, const config& cfg,
     return err;
   }
   log_started(b);
+  warn_if_exposed(settings);
   if (n->actors_.agent)
     caf::anon_send(n->actors_.agent, join_atom::value, std::move(b.info));
   if (!settings.once)

@@ -3,6 +3,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "actors/lifecycle_group.hpp"
+#include "actors/node_tls.hpp"
 #include "actors/pass_loop.hpp"
 #include "core/base/logging.hpp"
 #include "core/base/timestamp.hpp"
@@ -75,7 +76,9 @@ void try_connect(self_ptr self) {
   if (st.target.host.empty())
     return; // a node on its own
   st.connecting = true;
-  auto mm = self->system().middleman().actor_handle();
+  // With TLS a peer without a certificate of the CA fails here: the
+  // handshake is refused, and the agent retries as for any lost node.
+  auto mm = node_middleman(self->system());
   self->request(mm, std::chrono::seconds{5}, caf::connect_atom::value,
                 st.target.host, st.target.port)
     .then(

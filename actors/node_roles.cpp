@@ -6,6 +6,7 @@
 
 #include "actors/dispatcher.hpp"
 #include "actors/node_agent.hpp"
+#include "actors/node_tls.hpp"
 #include "actors/notify_listener.hpp"
 #include "actors/ready_listener.hpp"
 #include "actors/result_handler.hpp"
@@ -39,8 +40,7 @@ caf::error spawn_status(node_bootstrap& b) {
   auto& listen = b.settings.listen;
   if (!listen)
     return caf::none;
-  auto port = b.sys.middleman().publish(b.actors.status, listen->port,
-                                        listen->host.c_str(), true);
+  auto port = publish_status_actor(b.sys, b.actors.status, *listen);
   if (!port)
     return make_error(errc::config_invalid,
                       "cannot listen on " + listen->host + ":"

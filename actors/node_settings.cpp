@@ -63,6 +63,11 @@ bool runs_per_queue(node_role r) {
   return row_of(r).per_queue;
 }
 
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]"
+         || host.compare(0, 4, "127.") == 0;
+}
+
 bool node_settings::has(node_role r) const {
   return std::find(roles.begin(), roles.end(), r) != roles.end();
 }

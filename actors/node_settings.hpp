@@ -33,6 +33,19 @@ struct host_port {
   uint16_t port = 0;
 };
 
+/// True for a host only this machine reaches: 127.0.0.0/8, ::1, localhost.
+bool is_loopback_host(const std::string& host);
+
+/// The files of mutual TLS between nodes (actors/node_tls.hpp). The CA
+/// defines who may join: CAF 0.17.6 checks a peer's certificate against it,
+/// never the peer's host name.
+struct node_tls {
+  std::string certificate; ///< PEM chain of this node
+  std::string key;         ///< its PEM private key
+  std::string ca_file;     ///< PEM bundle of the CAs a peer must be signed by
+  std::string passphrase;  ///< of the key; "" when it is not encrypted
+};
+
 struct node_settings {
   std::vector<node_role> roles;
   std::vector<std::string> queues; ///< for dispatchers and result handlers
@@ -40,6 +53,13 @@ struct node_settings {
   std::optional<host_port> join;   ///< the status node of the cluster
   bool once = false;
   int sleep_seconds = 1;
+  /// --insecure: the status port is published in plain BASP off loopback,
+  /// as the operator asked (a warning is logged at every start).
+  bool insecure = false;
+  std::optional<node_tls> tls; ///< every connection between nodes is TLS
+  /// The subject CN of this node's certificate ("" without TLS): the first
+  /// part of its node name, so that the status view shows it.
+  std::string identity;
 
   bool has(node_role r) const;
   /// True when some role of this node runs an actor per queue.

@@ -95,6 +95,23 @@ std::vector<std::string> read_queues(const node_flags& flags, const config& cfg,
   return out;
 }
 
+// Plain BASP authenticates nobody: whoever reaches the status port can join
+// the cluster and get its actors' handles. Off loopback it takes TLS, or
+// --insecure to say so on purpose.
+void check_exposure(const node_flags& flags, node_settings& out,
+                    problem_list& problems) {
+  out.insecure = flags.insecure;
+  if (flags.insecure && out.tls)
+    problems.push_back("--insecure: contradicts the --tls-* flags");
+  if (!out.listen || is_loopback_host(out.listen->host) || flags.insecure
+      || out.tls)
+    return;
+  problems.push_back("--listen: " + out.listen->host
+                     + " is not a loopback address, and plain BASP lets "
+                       "anyone who reaches it join the cluster; give TLS "
+                       "certificates, or --insecure to listen without them");
+}
+
 // --listen for the status node (loopback by default), --join for the others.
 void read_addresses(const node_flags& flags, node_settings& out,
                     problem_list& problems) {
@@ -109,6 +126,7 @@ void read_addresses(const node_flags& flags, node_settings& out,
   } else if (status && !out.once) {
     out.listen = host_port{"127.0.0.1", default_status_port};
   }
+  check_exposure(flags, out, problems);
   if (!flags.join.empty()) {
     if (status)
       problems.push_back("--join: the status node is the one others join");
@@ -133,6 +151,10 @@ caf::expected<node_settings> make_node_settings(const node_flags& flags,
     problems.push_back("--sleep: must be an integer number of seconds, 1..3600");
   out.sleep_seconds = static_cast<int>(flags.sleep);
   out.once = flags.once;
+  if (auto tls = read_tls_flags(flags.tls))
+    out.tls = std::move(*tls);
+  else
+    problems.push_back(context_of(tls.error()));
   read_addresses(flags, out, problems);
   if (!problems.empty())
     return make_error(errc::config_invalid, join(problems, "\n"));

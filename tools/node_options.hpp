@@ -11,6 +11,7 @@
 
 #include "actors/node_settings.hpp"
 #include "core/config/config.hpp"
+#include "tools/tls_flags.hpp"
 
 namespace outbox {
 
@@ -22,6 +23,8 @@ struct node_flags {
   std::vector<std::string> roles, queues;
   std::string listen, join;
   bool once = false;
+  bool insecure = false; ///< plain BASP off loopback, on purpose
+  tls_flags tls;
   int64_t sleep = 1;
 };
 

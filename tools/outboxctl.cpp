@@ -19,10 +19,12 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/messages.hpp"
+#include "actors/node_tls.hpp"
 #include "core/pg/status_repository.hpp"
 #include "tools/admin_verbs.hpp"
 #include "tools/node_options.hpp"
 #include "tools/status_report.hpp"
+#include "tools/tls_flags.hpp"
 
 #include "core/base/errors.hpp"
 #include "core/config/config.hpp"
@@ -63,6 +65,7 @@ struct ctl_config : outbox::cli_config {
   bool db = false;
   std::string queue;
   outbox::admin_args admin;
+  outbox::tls_flags tls;
   ctl_config() {
     opt_group{options(), "global"}
       .add(config_file, "config,c", "path of the outbox JSON config")
@@ -73,6 +76,8 @@ struct ctl_config : outbox::cli_config {
       .add(admin.statuses, "status", "retry: failed|expired; prune: final statuses")
       .add(admin.hours, "hours", "prune: older than this many hours")
       .add(admin.limit, "limit", "failed/expired/quarantined: at most this many rows");
+    opt_group tls_group{options(), "global"};
+    outbox::add_tls_flags(tls_group, tls);
     outbox::register_message_types(*this);
     load<caf::io::middleman>();
   }
@@ -107,6 +112,10 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
       return f.name;
   if (verb == "status" && o.db && !o.connect.empty())
     return "--connect (with --db)";
+  bool tls = !o.tls.certificate.empty() || !o.tls.key.empty()
+             || !o.tls.ca_file.empty() || !o.tls.passphrase_file.empty();
+  if (tls && (verb != "status" || o.db))
+    return "--tls-* (only status --connect talks to a node)";
   return "";
 }
 
@@ -129,6 +138,24 @@ int status_from_db(const outbox::config& cfg, bool json) {
   return 0;
 }
 
+// Mutual TLS with the status node when the --tls-* flags are given (0), or
+// the exit code of a bad flag or file.
+int use_tls_flags(ctl_config& opts) {
+  auto tls = outbox::read_tls_flags(opts.tls);
+  if (!tls) {
+    std::cerr << "outboxctl status: " << outbox::context_of(tls.error()) << "\n";
+    return exit_usage;
+  }
+  if (!*tls)
+    return 0;
+  if (auto cn = outbox::check_node_tls(**tls); !cn) {
+    std::cerr << "outboxctl status: " << outbox::context_of(cn.error()) << "\n";
+    return exit_usage;
+  }
+  outbox::use_node_tls(opts, **tls);
+  return 0;
+}
+
 // The status actor at `target`, or nullopt after printing why not. The
 // middleman's own remote_actor() waits for the handshake without a limit;
 // asking its actor with a timeout bounds that wait.
@@ -139,7 +166,7 @@ connect_status_node(caf::actor_system& sys, caf::scoped_actor& self,
   std::set<std::string> ifs;
   bool timed_out = false;
   self
-    ->request(sys.middleman().actor_handle(), handshake_timeout,
+    ->request(outbox::node_middleman(sys), handshake_timeout,
               caf::connect_atom::value, where.host, where.port)
     .receive(
       [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
@@ -179,6 +206,8 @@ int status_from_cluster(ctl_config& opts) {
               << outbox::context_of(where.error()) << "\n";
     return exit_usage;
   }
+  if (int rc = use_tls_flags(opts); rc != 0)
+    return rc;
   caf::actor_system sys{opts};
   auto target = where->host + ":" + std::to_string(where->port);
   caf::scoped_actor self{sys};

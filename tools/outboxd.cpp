@@ -9,6 +9,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/node.hpp"
+#include "actors/node_tls.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/config/config.hpp"
@@ -38,10 +39,15 @@ struct daemon_config : outbox::cli_config {
            "status node: HOST:PORT or PORT to listen on (default "
            "127.0.0.1:4250)")
       .add(flags.join, "join", "HOST:PORT of the status node to join")
+      .add(flags.insecure, "insecure",
+           "status node: listen off loopback without TLS (anyone who "
+           "reaches the port can join)")
       .add(flags.once, "once", "run one pass of each local role and exit")
       .add(flags.sleep, "sleep",
            "seconds to wait when a pass finds nothing, 1..3600 (default 1)")
       .add(log_level, "log-level", "trace, debug, info, warn, error");
+    opt_group tls{options(), "global"};
+    outbox::add_tls_flags(tls, flags.tls);
     // A frozen node, not only a dead one, is seen as down within seconds.
     // CAF 0.17.6 has no node-down message, and without heartbeats a frozen
     // peer (TCP still open) sends no down_msg: only requests time out.
@@ -95,6 +101,15 @@ int main(int argc, char** argv) {
   if (!settings) {
     std::cerr << "outboxd: " << outbox::context_of(settings.error()) << "\n";
     return exit_usage;
+  }
+  if (settings->tls) {
+    auto identity = outbox::check_node_tls(*settings->tls);
+    if (!identity) {
+      std::cerr << "outboxd: " << outbox::context_of(identity.error()) << "\n";
+      return exit_usage;
+    }
+    settings->identity = std::move(*identity);
+    outbox::use_node_tls(opts, *settings->tls);
   }
   caf::actor_system sys{opts};
   auto node = outbox::node::start(sys, *cfg, *settings);

@@ -273,6 +273,16 @@ def flag_cases():
         (["--listen=127.0.0.1:0"], "port"), (["--listen=:99999"], "host must not be empty"),
         (["--listen=127.0.0.1:99999"], "port"), (["--listen=abc"], "port"),
         (["--listen=1:2:3:x"], "port"),
+        (["--listen=0.0.0.0:5000"], "is not a loopback address"),
+        (["--listen=10.1.2.3:5000"], "--insecure"),
+        (["--tls-cert=/nonexistent.pem"], "--tls-cert, --tls-key and --tls-ca together"),
+        (["--tls-ca=/nonexistent.pem", "--tls-key=/k"], "together"),
+        (["--tls-cert=/c", "--tls-key=/k", "--tls-ca=/a",
+          "--tls-key-passphrase-file=/nonexistent"], "--tls-key-passphrase-file"),
+        (["--tls-cert=/nonexistent.pem", "--tls-key=/k", "--tls-ca=/a"],
+         "cannot load the certificate"),
+        (["--tls-cert=/c", "--tls-key=/k", "--tls-ca=/a", "--insecure"],
+         "--insecure: contradicts"),
         (["--listen=127.0.0.1:5000", "--roles=router"], "only a node with the status role"),
         (["--join=127.0.0.1:4250"], "the status node is the one others join"),
         (["--join=nohost", "--roles=router"], "port"),
@@ -320,6 +330,11 @@ def flag_cases():
         (["status", "--roles=router"], "no such option"),
         (["status", "--scheduler.max-threads=0"], "--scheduler.max-threads"),
         (["failed", "--queue=q", "--queue=r"], "given more than once"),
+        (["failed", "--tls-ca=/a"], "--tls-*"),
+        (["status", "--db", "--tls-ca=/a"], "--tls-*"),
+        (["status", "--tls-ca=/a"], "together"),
+        (["status", "--tls-cert=/c", "--tls-key=/k", "--tls-ca=/a"],
+         "cannot load the certificate"),
     ]
     for args, expect in ctl:
         out.append(("outboxctl", ["--config", "{config}"] + args, expect))

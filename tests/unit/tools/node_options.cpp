@@ -66,9 +66,47 @@ CAF_TEST(listen takes a port alone and binds loopback) {
   CAF_CHECK_EQUAL(o->listen->host, "127.0.0.1");
   CAF_CHECK_EQUAL(o->listen->port, 5000);
   f.listen = "0.0.0.0:5001";
+  f.insecure = true;
   auto any = make_node_settings(f, two_queues());
   CAF_REQUIRE(any);
   CAF_CHECK_EQUAL(any->listen->host, "0.0.0.0");
+  CAF_CHECK(any->insecure);
+}
+
+CAF_TEST(listening off loopback without TLS takes --insecure) {
+  node_flags f;
+  f.roles = {"status"};
+  for (auto host : {"0.0.0.0", "10.0.0.5", "example.org", "::"}) {
+    f.listen = std::string{host} + ":5001";
+    auto refused = make_node_settings(f, two_queues());
+    CAF_REQUIRE(!refused);
+    CAF_CHECK(context_of(refused.error()).find("--insecure")
+              != std::string::npos);
+  }
+  for (auto host : {"127.0.0.1", "127.0.0.2", "localhost", "::1"}) {
+    f.listen = std::string{host} + ":5001";
+    CAF_CHECK(make_node_settings(f, two_queues()));
+  }
+}
+
+CAF_TEST(TLS takes all three files and may then leave loopback) {
+  node_flags f;
+  f.roles = {"status"};
+  f.listen = "0.0.0.0:5001";
+  f.tls.certificate = "/c.pem";
+  auto partial = make_node_settings(f, two_queues());
+  CAF_REQUIRE(!partial);
+  CAF_CHECK(context_of(partial.error()).find("--tls-ca together")
+            != std::string::npos);
+  f.tls.key = "/c.key";
+  f.tls.ca_file = "/ca.pem";
+  auto o = make_node_settings(f, two_queues());
+  CAF_REQUIRE(o);
+  CAF_REQUIRE(o->tls);
+  CAF_CHECK_EQUAL(o->tls->ca_file, "/ca.pem");
+  CAF_CHECK_EQUAL(o->tls->passphrase, "");
+  f.insecure = true;
+  CAF_CHECK(!make_node_settings(f, two_queues()));
 }
 
 CAF_TEST(every bad flag is reported at once) {

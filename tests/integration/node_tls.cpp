@@ -1,0 +1,232 @@
+#define CAF_SUITE integration.node_tls
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <rapidjson/document.h>
+
+#include "tests/integration/child_process.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+struct tls_fixture : cluster_fixture {
+  std::string q = queue("tls");
+  std::string dir = "/tmp/" + queue_prefix + "tls/";
+  std::string config_path = dir + "outbox.json";
+  std::string port = std::to_string(free_port());
+
+  tls_fixture() {
+    // Two CAs: the cluster's ("ok") and a stranger's ("other").
+    auto made = run_command(
+      "bash -c 'source " + std::string{OUTBOX_SOURCE_DIR}
+      + "/tools/lib/test_certs.sh && test_ca " + dir + "ok && test_cert "
+      + dir + "ok status status-node && test_cert " + dir
+      + "ok sweeper sweeper-node && test_cert " + dir
+      + "ok operator && test_ca " + dir + "other && test_cert " + dir
+      + "other rogue rogue-node'");
+    if (made.first != 0)
+      CAF_FAIL("test certificates: " << made.second);
+    write_config_file(config_path, "{\"e\": [{\"job\": \"J\", \"queue\": \""
+                                     + q + "\"}]}");
+  }
+
+  ~tls_fixture() { run_command("rm -rf " + dir); }
+
+  std::unique_ptr<child_process> start(const std::string& name,
+                                       std::vector<std::string> args) {
+    args.insert(args.begin(), {"--config", config_path});
+    return std::make_unique<child_process>(OUTBOXD_PATH, args,
+                                           dir + name + ".log");
+  }
+
+  /// The --tls-* flags of certificate NAME signed by CA `ca`, trusting `trust`.
+  std::vector<std::string> tls(const std::string& ca, const std::string& name,
+                               const std::string& trust = "") {
+    auto at = dir + ca + "/";
+    return {"--tls-cert", at + name + ".pem", "--tls-key", at + name + ".key",
+            "--tls-ca", dir + (trust.empty() ? ca : trust) + "/ca.pem"};
+  }
+
+  std::string tls_text(const std::string& ca, const std::string& name,
+                       const std::string& trust = "") {
+    std::string out;
+    for (auto& x : tls(ca, name, trust))
+      out += x + " ";
+    return out;
+  }
+
+  std::unique_ptr<child_process> tls_status_node() {
+    auto args = tls("ok", "status");
+    args.insert(args.end(), {"--roles", "status", "--listen", "127.0.0.1:" + port});
+    return start("status", args);
+  }
+
+  std::unique_ptr<child_process> sweeper_node(const std::string& ca,
+                                              const std::string& name,
+                                              const std::string& trust = "") {
+    auto args = tls(ca, name, trust);
+    args.insert(args.end(), {"--roles", "sweeper", "--join", "127.0.0.1:" + port});
+    return start(name, args);
+  }
+
+  /// The node names in `outboxctl status --json` over TLS ("" when it fails).
+  std::string names_seen() {
+    auto [rc, out] = ctl_status(tls_text("ok", "operator"));
+    if (rc != 0)
+      return "";
+    rapidjson::Document doc;
+    doc.Parse(out.c_str());
+    std::string names;
+    if (!doc.HasParseError() && doc.IsObject() && doc.HasMember("nodes"))
+      for (auto& n : doc["nodes"].GetArray())
+        names += std::string{n["name"].GetString()} + " ";
+    return names;
+  }
+
+  /// `outboxctl status --connect 127.0.0.1:PORT` with `extra` flags.
+  std::pair<int, std::string> ctl_status(const std::string& extra = "") {
+    return run_command(std::string{OUTBOXCTL_PATH} + " status --json "
+                       + extra + " --connect 127.0.0.1:" + port);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(node_tls_tests, tls_fixture)
+
+CAF_TEST(a plain status port off loopback takes --insecure) {
+  auto refused = run_command(std::string{OUTBOXD_PATH} + " --config "
+                             + config_path + " --roles status --listen 0.0.0.0:"
+                             + port);
+  check_ends(refused, 2, "is not a loopback address");
+  CAF_CHECK_NOT_EQUAL(refused.second.find("--insecure"), std::string::npos);
+  auto open = start("insecure", {"--roles", "status", "--listen",
+                                 "0.0.0.0:" + port, "--insecure"});
+  CAF_REQUIRE(wait_until([&] { return ctl_status().first == 0; }));
+  CAF_CHECK(wait_until([&] {
+    return read_file(dir + "insecure.log").find("event=insecure_listen")
+           != std::string::npos;
+  }));
+  open->signal(SIGTERM);
+  CAF_CHECK_EQUAL(open->wait(), 0);
+}
+
+CAF_TEST(a TLS cluster joins and answers status over TLS) {
+  auto s = tls_status_node();
+  auto sweeper = sweeper_node("ok", "sweeper");
+  // Both nodes show up under the CN of their certificates.
+  CAF_REQUIRE(wait_until([&] {
+    auto names = names_seen();
+    return names.find("status-node@") != std::string::npos
+           && names.find("sweeper-node@") != std::string::npos;
+  }));
+  CAF_CHECK(wait_until([&] {
+    return read_file(dir + "sweeper.log").find("event=joined_status")
+           != std::string::npos;
+  }));
+  CAF_CHECK_NOT_EQUAL(read_file(dir + "status.log").find("identity=status-node"),
+                      std::string::npos);
+  sweeper->signal(SIGTERM);
+  CAF_CHECK_EQUAL(sweeper->wait(), 0);
+  s->signal(SIGTERM);
+  CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
+CAF_TEST(a node of another CA cannot join and plain clients read nothing) {
+  auto s = tls_status_node();
+  CAF_REQUIRE(wait_until([&] { return !names_seen().empty(); }));
+  // One rogue trusts its own CA, one the cluster's: neither gets in.
+  auto rogue = sweeper_node("other", "rogue");
+  auto rogue_trusting = start("rogue2", [&] {
+    auto args = tls("other", "rogue", "ok");
+    args.insert(args.end(), {"--roles", "sweeper", "--join", "127.0.0.1:" + port});
+    return args;
+  }());
+  CAF_REQUIRE(wait_until([&] {
+    auto log = read_file(dir + "rogue.log") + read_file(dir + "rogue2.log");
+    size_t seen = 0;
+    for (auto at = log.find("event=status_unreachable"); at != std::string::npos;
+         at = log.find("event=status_unreachable", at + 1))
+      ++seen;
+    return seen >= 2;
+  }));
+  // A plain client, and one with a stranger's certificate, read nothing...
+  check_ends(ctl_status(), 1, "no status node reachable");
+  check_ends(ctl_status(tls_text("other", "rogue")), 1, "no status node reachable");
+  check_ends(ctl_status(tls_text("other", "rogue", "ok")), 1,
+             "no status node reachable");
+  // ...and the status node still answers the cluster's own, listing no rogue.
+  auto names = names_seen();
+  CAF_CHECK_NOT_EQUAL(names.find("status-node@"), std::string::npos);
+  CAF_CHECK_EQUAL(names.find("rogue"), std::string::npos);
+  CAF_CHECK_EQUAL(read_file(dir + "rogue.log").find("event=joined_status"),
+                  std::string::npos);
+  for (auto* p : {rogue.get(), rogue_trusting.get(), s.get()}) {
+    p->signal(SIGTERM);
+    CAF_CHECK_EQUAL(p->wait(), 0);
+  }
+}
+
+CAF_TEST(TLS takes a certificate a key and a CA) {
+  auto ok = dir + "ok/";
+  auto no_ca = run_command(std::string{OUTBOXD_PATH} + " --config " + config_path
+                           + " --roles status --tls-cert " + ok + "status.pem"
+                           + " --tls-key " + ok + "status.key");
+  check_ends(no_ca, 2, "--tls-cert, --tls-key and --tls-ca together");
+  auto wrong_key = run_command(std::string{OUTBOXD_PATH} + " --config "
+                               + config_path + " --roles status --tls-cert "
+                               + ok + "status.pem --tls-key " + ok
+                               + "operator.key --tls-ca " + ok + "ca.pem");
+  check_ends(wrong_key, 2, "not the key of");
+  auto ctl_no_ca = ctl_status("--tls-cert " + ok + "operator.pem");
+  check_ends(ctl_no_ca, 2, "--tls-cert, --tls-key and --tls-ca together");
+  // With TLS the status port may leave loopback without --insecure.
+  auto args = tls("ok", "status");
+  args.insert(args.end(), {"--roles", "status", "--listen", "0.0.0.0:" + port});
+  auto s = start("open", args);
+  CAF_REQUIRE(wait_until([&] { return !names_seen().empty(); }));
+  CAF_CHECK_EQUAL(read_file(dir + "open.log").find("event=insecure_listen"),
+                  std::string::npos);
+  s->signal(SIGTERM);
+  CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
+CAF_TEST(an encrypted key takes its passphrase from a file) {
+  auto ok = dir + "ok/";
+  auto made = run_command("openssl pkey -in " + ok + "status.key -aes256 "
+                          "-passout pass:s3cret -out " + ok + "locked.key"
+                          " && printf 's3cret\\n' >" + dir + "pass"
+                          " && printf 'wrong\\n' >" + dir + "wrong");
+  CAF_REQUIRE_EQUAL(made.first, 0);
+  auto flags = " --config " + config_path + " --roles status --listen 127.0.0.1:"
+               + port + " --tls-cert " + ok + "status.pem --tls-key " + ok
+               + "locked.key --tls-ca " + ok + "ca.pem";
+  auto wrong = run_command(std::string{OUTBOXD_PATH} + flags
+                           + " --tls-key-passphrase-file " + dir + "wrong");
+  check_ends(wrong, 2, "wrong passphrase");
+  CAF_CHECK_EQUAL(wrong.second.find("wrong\n"), std::string::npos);
+  auto s = start("locked", {"--roles", "status", "--listen", "127.0.0.1:" + port,
+                            "--tls-cert", ok + "status.pem", "--tls-key",
+                            ok + "locked.key", "--tls-ca", ok + "ca.pem",
+                            "--tls-key-passphrase-file", dir + "pass"});
+  CAF_REQUIRE(wait_until([&] { return !names_seen().empty(); }));
+  CAF_CHECK_EQUAL(read_file(dir + "locked.log").find("s3cret"), std::string::npos);
+  s->signal(SIGTERM);
+  CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
