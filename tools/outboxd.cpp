@@ -1,9 +1,10 @@
 // outboxd: one node of the outbox cluster. Alone it runs every role for
 // every queue; --roles/--queues/--listen/--join split the roles over
-// processes (README "Running the cluster").
+// processes (docs/operations.md "A cluster").
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include <caf/io/middleman.hpp>
 
@@ -67,6 +68,69 @@ struct daemon_config : outbox::cli_config {
   }
 };
 
+// What the flags and the config file ask for, or the exit status (2) after
+// saying what is wrong.
+struct startup {
+  std::optional<outbox::config> cfg;
+  std::optional<outbox::node_settings> settings;
+  int exit_code = 0;
+};
+
+startup read_startup(daemon_config& opts, int argc, char** argv) {
+  startup out;
+  out.exit_code = exit_usage;
+  if (auto err = opts.parse_args(argc, argv); !err.empty()) {
+    std::cerr << "outboxd: " << err << "\n";
+    return out;
+  }
+  if (opts.cli_helptext_printed) {
+    out.exit_code = 0;
+    return out;
+  }
+  if (!opts.remainder.empty()) {
+    std::cerr << "outboxd: unexpected argument \"" << opts.remainder[0]
+              << "\" (see --help)\n";
+    return out;
+  }
+  if (!outbox::set_log_level(opts.log_level)) {
+    std::cerr << "outboxd: --log-level: unknown level\n";
+    return out;
+  }
+  auto cfg = outbox::load_config(opts.config_file);
+  if (!cfg) {
+    std::cerr << "outboxd: " << outbox::render(cfg.error()) << "\n";
+    return out;
+  }
+  auto settings = outbox::make_node_settings(opts.flags, *cfg);
+  if (!settings) {
+    std::cerr << "outboxd: " << outbox::context_of(settings.error()) << "\n";
+    return out;
+  }
+  if (settings->tls) {
+    auto identity = outbox::check_node_tls(*settings->tls);
+    if (!identity) {
+      std::cerr << "outboxd: " << outbox::context_of(identity.error()) << "\n";
+      return out;
+    }
+    settings->identity = std::move(*identity);
+    outbox::use_node_tls(opts, *settings->tls);
+  }
+  out.cfg = std::move(*cfg);
+  out.settings = std::move(*settings);
+  return out;
+}
+
+// One pass of each local role, then the exit status.
+int run_once(outbox::node& n) {
+  auto err = n.run_once();
+  n.stop();
+  if (err) {
+    std::cerr << "outboxd: a pass failed: " << outbox::render(err) << "\n";
+    return exit_failure;
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -77,55 +141,17 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   daemon_config opts;
-  if (auto err = opts.parse_args(argc, argv); !err.empty()) {
-    std::cerr << "outboxd: " << err << "\n";
-    return exit_usage;
-  }
-  if (opts.cli_helptext_printed)
-    return 0;
-  if (!opts.remainder.empty()) {
-    std::cerr << "outboxd: unexpected argument \"" << opts.remainder[0]
-              << "\" (see --help)\n";
-    return exit_usage;
-  }
-  if (!outbox::set_log_level(opts.log_level)) {
-    std::cerr << "outboxd: --log-level: unknown level\n";
-    return exit_usage;
-  }
-  auto cfg = outbox::load_config(opts.config_file);
-  if (!cfg) {
-    std::cerr << "outboxd: " << outbox::render(cfg.error()) << "\n";
-    return exit_usage;
-  }
-  auto settings = outbox::make_node_settings(opts.flags, *cfg);
-  if (!settings) {
-    std::cerr << "outboxd: " << outbox::context_of(settings.error()) << "\n";
-    return exit_usage;
-  }
-  if (settings->tls) {
-    auto identity = outbox::check_node_tls(*settings->tls);
-    if (!identity) {
-      std::cerr << "outboxd: " << outbox::context_of(identity.error()) << "\n";
-      return exit_usage;
-    }
-    settings->identity = std::move(*identity);
-    outbox::use_node_tls(opts, *settings->tls);
-  }
+  auto start = read_startup(opts, argc, argv);
+  if (!start.settings)
+    return start.exit_code;
   caf::actor_system sys{opts};
-  auto node = outbox::node::start(sys, *cfg, *settings);
+  auto node = outbox::node::start(sys, *start.cfg, *start.settings);
   if (!node) {
     std::cerr << "outboxd: " << outbox::render(node.error()) << "\n";
     return exit_failure;
   }
-  if (settings->once) {
-    auto err = (*node)->run_once();
-    (*node)->stop();
-    if (err) {
-      std::cerr << "outboxd: a pass failed: " << outbox::render(err) << "\n";
-      return exit_failure;
-    }
-    return 0;
-  }
+  if (start.settings->once)
+    return run_once(**node);
   int sig = 0;
   sigwait(&sigs, &sig);
   outbox::logger("node")->info("event=stopping signal={}", sig);
