@@ -1,8 +1,10 @@
 #include "actors/status.hpp"
 
+#include "actors/join_rules.hpp"
 #include "actors/pass_loop.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
+#include "core/base/text.hpp"
 
 namespace outbox {
 
@@ -12,7 +14,32 @@ namespace {
 
 using self_ptr = status_actor::stateful_pointer<status_state>;
 
+const join_limits limits;
+
+// A refused join leaves the view as it was; the line names the node only
+// when its name passed the rules (it is the peer's text).
+bool admit(self_ptr self, const node_info& info) {
+  auto why = join_refusal(info, limits);
+  if (why.empty()) {
+    auto& nodes = self->state.nodes;
+    auto it = nodes.find(info.name);
+    bool same_agent = it != nodes.end() && it->second.info.agent == info.agent;
+    if (!make_room(nodes, info.name, same_agent, limits))
+      why = it != nodes.end() ? "the name is taken by a live node"
+                              : "the view is full of live nodes";
+    else
+      return true;
+    logger("status")->warn("event=join_refused node={} reason={}",
+                           kv(info.name), kv(why));
+    return false;
+  }
+  logger("status")->warn("event=join_refused reason={}", kv(why));
+  return false;
+}
+
 void on_join(self_ptr self, node_info& info) {
+  if (!admit(self, info))
+    return;
   auto& rec = self->state.nodes[info.name];
   rec.view = node_view{};
   rec.view.name = info.name;
@@ -37,10 +64,16 @@ void on_metrics(self_ptr self, const std::string& node,
   auto it = self->state.nodes.find(node);
   if (it == self->state.nodes.end())
     return; // not joined (yet): its join will follow
+  if (ms.size() > it->second.view.actors.size())
+    return; // more than it announced: not a node's report
   for (auto& m : ms)
     for (auto& a : it->second.view.actors)
-      if (a.metrics.name == m.name)
+      if (a.metrics.name == m.name && metrics_readable(m, limits)) {
+        // Who the actor is was fixed at the join.
+        m.role = a.metrics.role;
+        m.queue = a.metrics.queue;
         a.metrics = std::move(m);
+      }
 }
 
 void on_down(self_ptr self, const caf::down_msg& dm) {
@@ -92,13 +125,18 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
     [self](lifecycle_atom, const std::string& node,
            std::map<std::string, int64_t>& counts) {
       auto it = self->state.nodes.find(node);
-      if (it != self->state.nodes.end())
+      if (it != self->state.nodes.end()
+          && counts_readable(counts, limits.max_lifecycle_kinds))
         it->second.view.lifecycle = std::move(counts);
     },
     [self](wakeup_atom, const std::string& node, std::string& degraded) {
       auto it = self->state.nodes.find(node);
-      if (it != self->state.nodes.end())
+      if (it != self->state.nodes.end()) {
+        if (degraded.size() > limits.max_wakeup_text_bytes
+            || !is_valid_utf8(degraded))
+          degraded = "degraded (its reason was not readable)";
         it->second.view.wakeups_degraded = std::move(degraded);
+      }
     },
     [self](status_atom) { return snapshot(self); },
   };

@@ -2,6 +2,7 @@
 #define FAIL(msg) CAF_FAIL(msg)
 #include "tests/unit/actors/actor_fixture.hpp"
 
+#include "actors/join_rules.hpp"
 #include "actors/node_agent.hpp"
 #include "actors/router.hpp"
 #include "actors/status.hpp"
@@ -115,6 +116,112 @@ CAF_TEST(a node whose dispatchers miss wake-ups is shown degraded until they do 
   expect((wakeup_atom, std::string, std::string), to(st));
   s = request<cluster_status>(st, status_atom::value);
   CAF_CHECK(s.nodes.at(0).wakeups_degraded.empty());
+}
+
+// A join is bounded by what a real node announces; each case breaks one
+// rule of a good join, and the view stays as it was.
+CAF_TEST(a join a real node could not send is refused and the view stays answerable) {
+  struct bad_join {
+    const char* name;
+    std::function<void(node_info&)> spoil;
+  };
+  auto many_actors = [this](node_info& n) {
+    for (int i = 0; i < 5000; ++i)
+      n.actors.push_back({"dispatcher x" + std::to_string(i), "dispatcher",
+                          "q", disp});
+  };
+  std::vector<bad_join> cases{
+    {"thousands of actors", many_actors},
+    {"an unknown role", [](node_info& n) { n.roles.push_back("admin"); }},
+    {"a repeated role", [](node_info& n) { n.roles.push_back("results"); }},
+    {"a name with a control character", [](node_info& n) { n.name = "w\n1"; }},
+    {"an empty name", [](node_info& n) { n.name.clear(); }},
+    {"a name of 10,000 bytes", [](node_info& n) { n.name.assign(10000, 'w'); }},
+    {"invalid UTF-8 in the name", [](node_info& n) { n.name = "w\xff"; }},
+    {"a repeated queue", [](node_info& n) { n.queues.push_back("q"); }},
+    {"a queue no route could have", [](node_info& n) { n.queues = {"q\x01"}; }},
+    {"a repeated actor name",
+     [this](node_info& n) { n.actors.push_back({"results q", "results", "q", results}); }},
+    {"an actor without a handle",
+     [](node_info& n) { n.actors[0].handle = pass_actor{}; }},
+    {"no agent", [](node_info& n) { n.agent = node_agent_actor{}; }},
+  };
+  for (auto& c : cases) {
+    auto n = worker_node();
+    c.spoil(n);
+    self->send(st, join_atom::value, n);
+    expect((join_atom, node_info), to(st));
+    auto s = request<cluster_status>(st, status_atom::value);
+    if (!s.nodes.empty())
+      CAF_ERROR("case " << c.name << ": the node was listed");
+  }
+  join(); // a good join still works
+  CAF_CHECK_EQUAL(request<cluster_status>(st, status_atom::value).nodes.size(), 1u);
+}
+
+CAF_TEST(the name of a live node cannot be taken by another agent) {
+  join();
+  auto other = sys.spawn(agent_probe, "other agent");
+  auto n = worker_node();
+  n.agent = other;
+  n.roles = {"sweeper"};
+  n.queues = {};
+  n.actors = {};
+  self->send(st, join_atom::value, n);
+  expect((join_atom, node_info), to(st));
+  auto s = request<cluster_status>(st, status_atom::value);
+  CAF_REQUIRE_EQUAL(s.nodes.size(), 1u);
+  CAF_CHECK_EQUAL(s.nodes[0].roles, (std::vector<std::string>{"dispatcher", "results"}));
+  CAF_CHECK(s.nodes[0].up);
+  // Its own agent may join again (a rejoin over a connection still up).
+  join();
+  CAF_CHECK_EQUAL(request<cluster_status>(st, status_atom::value).nodes.size(), 1u);
+  caf::anon_send_exit(other, caf::exit_reason::kill);
+}
+
+CAF_TEST(reports that the view could not write as JSON leave it as it was) {
+  join();
+  actor_metrics m;
+  m.name = "dispatcher q";
+  m.role = "router"; // who an actor is was fixed at the join
+  m.passes = 3;
+  self->send(st, metrics_atom::value, std::string{"worker:1"},
+             std::vector<actor_metrics>{m});
+  expect((metrics_atom, std::string, std::vector<actor_metrics>), to(st));
+  m.passes = 99;
+  m.last_error = "bad \xc3";
+  self->send(st, metrics_atom::value, std::string{"worker:1"},
+             std::vector<actor_metrics>{m});
+  expect((metrics_atom, std::string, std::vector<actor_metrics>), to(st));
+  self->send(st, lifecycle_atom::value, std::string{"worker:1"},
+             std::map<std::string, int64_t>{{"\xff", 1}});
+  expect((lifecycle_atom, std::string, std::map<std::string, int64_t>), to(st));
+  self->send(st, wakeup_atom::value, std::string{"worker:1"}, std::string(5000, 'x'));
+  expect((wakeup_atom, std::string, std::string), to(st));
+  auto s = request<cluster_status>(st, status_atom::value);
+  auto& a = s.nodes.at(0).actors.at(0).metrics;
+  CAF_CHECK_EQUAL(a.passes, 3);
+  CAF_CHECK_EQUAL(a.role, "dispatcher");
+  CAF_CHECK(s.nodes.at(0).lifecycle.empty());
+  CAF_CHECK_EQUAL(s.nodes.at(0).wakeups_degraded,
+                  "degraded (its reason was not readable)");
+}
+
+CAF_TEST(a full view makes room by dropping the node down the longest) {
+  std::map<std::string, status_state::node_record> nodes;
+  join_limits limits;
+  limits.max_nodes = 2;
+  nodes["a"].view.up = false;
+  nodes["a"].view.down_ms = 20;
+  nodes["b"].view.up = false;
+  nodes["b"].view.down_ms = 10;
+  CAF_CHECK(make_room(nodes, "c", false, limits));
+  CAF_CHECK_EQUAL(nodes.count("b"), 0u);
+  nodes["c"].view.up = true;
+  nodes["a"].view.up = true;
+  CAF_CHECK(!make_room(nodes, "d", false, limits)); // all up: refused
+  CAF_CHECK(!make_room(nodes, "a", false, limits)); // live, another agent
+  CAF_CHECK(make_room(nodes, "a", true, limits));   // live, its own agent
 }
 
 CAF_TEST(an unreadable database still answers with the cluster view) {
