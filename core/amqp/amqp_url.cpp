@@ -1,5 +1,6 @@
 #include "core/amqp/amqp_url.hpp"
 
+#include <cctype>
 #include <vector>
 
 #include <amqp.h>
@@ -14,16 +15,6 @@ constexpr const char* query_rule
   = "has a query other than heartbeat=N (seconds, 0..3600) and, with amqps://, "
     "cacertfile, certfile and keyfile";
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 // Decodes %XX (a path may hold '&' or '='); nullopt for a broken escape.
 std::optional<std::string> percent_decode(const std::string& s) {
   std::string out;
@@ -32,11 +23,10 @@ std::optional<std::string> percent_decode(const std::string& s) {
       out += s[i];
       continue;
     }
-    int hi = i + 2 < s.size() ? hex_digit(s[i + 1]) : -1;
-    int lo = i + 2 < s.size() ? hex_digit(s[i + 2]) : -1;
-    if (hi < 0 || lo < 0)
+    if (i + 2 >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[i + 1]))
+        || !std::isxdigit(static_cast<unsigned char>(s[i + 2])))
       return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
+    out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
     i += 2;
   }
   return out;

@@ -28,14 +28,6 @@ struct fixture {
       ::unlink(f.c_str());
   }
 
-  bool enabled() {
-    if (!dir.empty() && !url.empty())
-      return true;
-    CAF_MESSAGE("skipped: OUTBOX_TEST_TLS_DIR or OUTBOX_TEST_AMQPS_URL is not set "
-                "(tools/test sets both)");
-    return false;
-  }
-
   // The TLS URL with another host and/or query (after its own cacertfile).
   std::string with(const std::string& extra, const std::string& host = "localhost") {
     auto at = url.find('@') + 1;
@@ -100,19 +92,19 @@ void round_trip(const std::string& url) {
 CAF_TEST_FIXTURE_SCOPE(tls_broker_tests, fixture)
 
 CAF_TEST(a verified tls connection publishes and consumes) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   round_trip(url);
 }
 
 CAF_TEST(a client certificate is presented and accepted) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   round_trip(with("&certfile=" + dir + "/client.pem&keyfile=" + dir + "/client.key"));
 }
 
 CAF_TEST(missing or broken certificate files are named) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto base = url.substr(0, url.find('?'));
   check_refused(base + "?cacertfile=/nonexistent/ca.pem",
@@ -127,14 +119,14 @@ CAF_TEST(missing or broken certificate files are named) {
 }
 
 CAF_TEST(a broker certificate from an untrusted ca is refused) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto base = url.substr(0, url.find('?'));
   check_refused(base + "?cacertfile=" + dir + "/other/ca.pem", "no trusted CA signed");
 }
 
 CAF_TEST(a broker certificate for another host name is refused) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   // The certificate names localhost and, as an IP address, 127.0.0.1, which
   // rabbitmq-c does not match: the same server under that name is "wrong".
@@ -142,7 +134,7 @@ CAF_TEST(a broker certificate for another host name is refused) {
 }
 
 CAF_TEST(a plain listener behind an amqps url fails the handshake) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto plain = amqp_url();
   auto plain_port = plain.substr(plain.rfind(':') + 1);

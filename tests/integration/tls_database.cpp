@@ -24,14 +24,6 @@ namespace {
 struct fixture : cluster_fixture {
   std::string dir = tls_dir();
 
-  bool enabled() {
-    if (!dir.empty() && !amqps_url().empty())
-      return true;
-    CAF_MESSAGE("skipped: OUTBOX_TEST_TLS_DIR or OUTBOX_TEST_AMQPS_URL is not set "
-                "(tools/test sets both)");
-    return false;
-  }
-
   // The test database's URL verified against `root`, with the client
   // certificate, named `app` in pg_stat_activity.
   std::string tls_url(const std::string& root, const std::string& app = "") {
@@ -61,7 +53,7 @@ bool uses_tls(pg_connection& conn) {
 CAF_TEST_FIXTURE_SCOPE(tls_database_tests, fixture)
 
 CAF_TEST(verify full connects in both url forms) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto kv = pg_connection::connect(tls_url(dir + "/ca.pem"));
   if (!kv)
@@ -78,7 +70,7 @@ CAF_TEST(verify full connects in both url forms) {
 }
 
 CAF_TEST(a server the root certificate does not vouch for is refused) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto c = pg_connection::connect(tls_url(dir + "/other/ca.pem"));
   CAF_REQUIRE(!c);
@@ -91,7 +83,7 @@ CAF_TEST(a server the root certificate does not vouch for is refused) {
 }
 
 CAF_TEST(a node and a worker run on tls to both servers) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto app = unique_prefix() + "node";
   auto q = queue("tls");
@@ -112,7 +104,7 @@ CAF_TEST(a node and a worker run on tls to both servers) {
 }
 
 CAF_TEST(outboxctl takes a tls database url) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto path = "/tmp/" + unique_prefix() + "tls.json";
   write_config_file(path, "{}");

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <caf/test/unit_test.hpp>
+
 namespace outbox::testing {
 
 /// OUTBOX_TEST_TLS_DIR: ca.pem, client.pem/.key, server.pem/.key and
@@ -20,6 +22,15 @@ inline std::string tls_dir() {
 inline std::string amqps_url() {
   const char* v = std::getenv("OUTBOX_TEST_AMQPS_URL");
   return v ? v : "";
+}
+
+/// True when both are set; says why the test is skipped otherwise.
+inline bool tls_servers_named() {
+  if (!tls_dir().empty() && !amqps_url().empty())
+    return true;
+  CAF_MESSAGE("skipped: OUTBOX_TEST_TLS_DIR or OUTBOX_TEST_AMQPS_URL is not set "
+              "(tools/test sets both)");
+  return false;
 }
 
 } // namespace outbox::testing

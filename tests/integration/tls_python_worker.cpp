@@ -31,14 +31,6 @@ struct fixture : cluster_fixture {
 
   ~fixture() { std::remove(log_path.c_str()); }
 
-  bool enabled() {
-    if (!dir.empty() && !amqps_url().empty())
-      return true;
-    CAF_MESSAGE("skipped: OUTBOX_TEST_TLS_DIR or OUTBOX_TEST_AMQPS_URL is not set "
-                "(tools/test sets both)");
-    return false;
-  }
-
   std::string base_url() { return amqps_url().substr(0, amqps_url().find('?')); }
 
   std::unique_ptr<child_process> worker(const std::string& url) {
@@ -58,7 +50,7 @@ struct fixture : cluster_fixture {
 CAF_TEST_FIXTURE_SCOPE(tls_python_worker_tests, fixture)
 
 CAF_TEST(the python worker completes jobs over amqps with a client certificate) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto url = amqps_url() + "&certfile=" + dir + "/client.pem&keyfile=" + dir
              + "/client.key";
@@ -71,7 +63,7 @@ CAF_TEST(the python worker completes jobs over amqps with a client certificate) 
 }
 
 CAF_TEST(an unreadable ca file stops the python worker with its path) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto [status, output] = run_command("env OUTBOX_AMQP_URL='" + base_url()
                                       + "?cacertfile=/nonexistent/ca.pem' " + python
@@ -84,7 +76,7 @@ CAF_TEST(an unreadable ca file stops the python worker with its path) {
 }
 
 CAF_TEST(an untrusted broker certificate is logged as such and retried) {
-  if (!enabled())
+  if (!tls_servers_named())
     return;
   auto w = worker(base_url() + "?cacertfile=" + dir + "/other/ca.pem");
   CAF_CHECK(wait_until([&] {
