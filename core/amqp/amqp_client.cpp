@@ -8,8 +8,8 @@
 
 #include <amqp.h>
 #include <amqp_framing.h>
-#include <amqp_tcp_socket.h>
 
+#include "core/amqp/amqp_socket.hpp"
 #include "core/base/errors.hpp"
 
 namespace outbox {
@@ -55,64 +55,6 @@ private:
 };
 
 } // namespace
-
-namespace {
-
-// Reads the query of an AMQP URL: only `heartbeat=N` (RabbitMQ's URI spec
-// name), so that a test or an operator can shorten the interval per
-// process. False for anything else (the URL is not echoed).
-bool parse_query(const std::string& query, amqp_url_parts& parts) {
-  size_t start = 0;
-  while (start <= query.size()) {
-    auto end = std::min(query.find('&', start), query.size());
-    auto item = query.substr(start, end - start);
-    const std::string key = "heartbeat=";
-    if (item.compare(0, key.size(), key) != 0 || item.size() == key.size()
-        || item.size() > key.size() + 4)
-      return false;
-    int n = 0;
-    for (auto c : item.substr(key.size())) {
-      if (c < '0' || c > '9')
-        return false;
-      n = n * 10 + (c - '0');
-    }
-    if (n > 3600)
-      return false;
-    parts.heartbeat = n;
-    start = end + 1;
-  }
-  return true;
-}
-
-} // namespace
-
-caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url) {
-  // The query starts after the user info (a password holds no raw '?').
-  auto at = url.rfind('@');
-  auto q = url.find('?', at == std::string::npos ? 0 : at);
-  std::string base = url.substr(0, q);
-  std::vector<char> buf(base.begin(), base.end());
-  buf.push_back('\0');
-  amqp_connection_info info;
-  amqp_default_connection_info(&info);
-  if (amqp_parse_url(buf.data(), &info) != AMQP_STATUS_OK)
-    return make_error(errc::invalid_url,
-                      "is not a valid amqp://user:password@host:port/vhost URL");
-  if (info.ssl)
-    return make_error(errc::invalid_url, "is amqps:// (TLS), which is not supported yet");
-  amqp_url_parts parts;
-  if (q != std::string::npos && !parse_query(url.substr(q + 1), parts))
-    return make_error(errc::invalid_url,
-                      "has a query other than ?heartbeat=N (seconds, 0..3600)");
-  parts.host = info.host;
-  parts.user = info.user;
-  parts.password = info.password;
-  // "amqp://host/" names the empty vhost by the letter of the AMQP URI spec,
-  // but everybody means RabbitMQ's default "/".
-  parts.vhost = (info.vhost && *info.vhost) ? info.vhost : "/";
-  parts.port = info.port;
-  return parts;
-}
 
 namespace {
 
@@ -367,14 +309,9 @@ amqp_client::connect(const std::string& url, const std::string& name,
     return parts.error();
   auto p = std::make_unique<impl>();
   p->conn = amqp_new_connection();
-  auto* sock = amqp_tcp_socket_new(p->conn);
+  if (auto err = open_amqp_socket(p->conn, *parts, to_timeval(connect_timeout)))
+    return err;
   auto where = parts->host + ":" + std::to_string(parts->port);
-  auto tv = to_timeval(connect_timeout);
-  if (sock == nullptr
-      || amqp_socket_open_noblock(sock, parts->host.c_str(), parts->port, &tv)
-           != AMQP_STATUS_OK)
-    return make_error(errc::broker_unavailable,
-                      "cannot connect to the broker at " + where);
   amqp_table_entry_t entry;
   entry.key = amqp_cstring_bytes("connection_name");
   entry.value.kind = AMQP_FIELD_KIND_UTF8;

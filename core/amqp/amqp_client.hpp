@@ -14,6 +14,7 @@
 
 #include <caf/expected.hpp>
 
+#include "core/amqp/amqp_url.hpp"
 #include "core/domain/broker_message.hpp"
 
 namespace outbox {
@@ -23,19 +24,6 @@ struct queue_options {
   std::optional<int64_t> max_length;
   bool reject_overflow = false;
 };
-
-struct amqp_url_parts {
-  std::string host, user, password, vhost;
-  int port = 5672;
-  /// `?heartbeat=N` (seconds, 0..3600) as in RabbitMQ's URI spec; nullopt
-  /// when the URL does not say.
-  std::optional<int> heartbeat;
-};
-
-/// Parses amqp://user:password@host:port/vhost[?heartbeat=N];
-/// errc::invalid_url without echoing the URL (it may hold a password).
-/// amqps and other query parameters are not supported.
-caf::expected<amqp_url_parts> parse_amqp_url(const std::string& url);
 
 class amqp_client {
 public:

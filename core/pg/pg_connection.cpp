@@ -87,6 +87,27 @@ pg_connection::pg_connection(std::shared_ptr<pg_conn> conn)
   : conn_(std::move(conn)), session_(std::make_shared<session>()) {
 }
 
+namespace {
+
+// libpq's own message would say why TLS failed, but it is external text:
+// when the URL asks for TLS, at least point at the settings that decide.
+std::string tls_hint(PGconn* c) {
+  std::string mode;
+  if (PQconninfoOption* opts = PQconninfo(c)) {
+    for (auto* o = opts; o->keyword != nullptr; ++o)
+      if (std::string{o->keyword} == "sslmode" && o->val != nullptr)
+        mode = o->val;
+    PQconninfoFree(opts);
+  }
+  if (mode != "require" && mode != "verify-ca" && mode != "verify-full")
+    return "";
+  return " with TLS (sslmode=" + mode
+         + "; check sslrootcert, sslcert, sslkey and that the server's "
+           "certificate names its host)";
+}
+
+} // namespace
+
 caf::expected<pg_connection> pg_connection::connect(const std::string& url) {
   PGconn* c = PQconnectdb(url.c_str());
   if (c == nullptr)
@@ -99,7 +120,7 @@ caf::expected<pg_connection> pg_connection::connect(const std::string& url) {
                         + (PQport(c) ? PQport(c) : "?") + "/"
                         + (PQdb(c) ? PQdb(c) : "?");
     return make_error(errc::database_unavailable,
-                      "cannot connect to the database at " + where);
+                      "cannot connect to the database at " + where + tls_hint(c));
   }
   return pg_connection{std::move(owned)};
 }

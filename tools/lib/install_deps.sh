@@ -1,9 +1,10 @@
 # Installs the Debian packages the build, the tests and the demo need, when
-# any is missing. Source it, then call install_deps.
+# any is missing (openssl makes the TLS tests' certificates). Source it, then
+# call install_deps.
 
 OUTBOX_PACKAGES=(g++ make cmake pkg-config libcaf-dev libpq-dev librabbitmq-dev
                  rapidjson-dev libspdlog-dev postgresql-15 postgresql-client-15
-                 rabbitmq-server python3 python3-pika python3-psycopg2)
+                 rabbitmq-server python3 python3-pika python3-psycopg2 openssl)
 
 install_deps() {
   local missing=()

@@ -8,6 +8,7 @@ PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 # The Debian wrappers in /usr/sbin force /var/lib/rabbitmq and its logs: call
 # the real scripts so that the node lives entirely under our folder.
 RMQ_BIN=${RMQ_BIN:-/usr/lib/rabbitmq/bin}
+source "$(dirname "${BASH_SOURCE[0]}")/test_certs.sh"
 
 # Prints a TCP port on 127.0.0.1 that nothing listens on.
 free_port() {
@@ -35,23 +36,49 @@ service_owner() {
   if [ "$(id -u)" = 0 ]; then chown -R "$user:" "$dir"; fi
 }
 
+# The certificates of the TLS listeners, in DIR/tls (readable by the tests):
+# ca.pem (the CA the servers' certificates chain to), server.pem/.key (for
+# 127.0.0.1 and localhost), client.pem/.key (a client certificate) and
+# other/ca.pem, a CA that signed nothing here (an "untrusted CA").
+tls_files() {
+  local tls=$1/tls
+  { test_ca "$tls" && test_cert "$tls" server localhost && test_cert "$tls" client client \
+      && test_ca "$tls/other"; } || { echo "cannot make the test certificates" >&2; return 1; }
+  # libpq refuses a client key that others may read.
+  chmod 600 "$tls/client.key"
+  chmod 755 "$tls" "$tls/other"
+}
+
+# Copies the server certificate and key for one server's user: PostgreSQL
+# refuses a key not owned by it or readable by others.
+tls_server_copy() {
+  local user=$1 tls=$2 dest=$3
+  mkdir -p "$dest"
+  cp "$tls/ca.pem" "$tls/server.pem" "$tls/server.key" "$dest/"
+  chmod 600 "$dest/server.key"
+  if [ "$(id -u)" = 0 ]; then chown -R "$user:" "$dest"; fi
+}
+
 postgres_start() {
   local dir=$1/postgres port
   # A restart keeps the port, so that clients find the server again.
   if [ -f "$dir/port" ]; then port=$(cat "$dir/port"); else port=$(free_port) || return 1; fi
   mkdir -p "$dir"
+  tls_files "$1" || return 1
+  tls_server_copy postgres "$1/tls" "$dir/tls"
   service_owner postgres "$dir"
   if [ ! -d "$dir/data" ]; then
     as_service_user postgres "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres \
       >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
   fi
   as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200" \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 \
+        -c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key" \
     start >/dev/null || { tail -20 "$dir/server.log" >&2; return 1; }
   echo "$port" >"$dir/port"
   export OUTBOX_TEST_DB_HOST=127.0.0.1 OUTBOX_TEST_DB_PORT=$port \
          OUTBOX_TEST_DB_DATABASE=postgres OUTBOX_TEST_DB_USERNAME=postgres \
-         OUTBOX_TEST_DB_PASSWORD=
+         OUTBOX_TEST_DB_PASSWORD= OUTBOX_TEST_TLS_DIR="$1/tls"
 }
 
 postgres_stop() {
@@ -85,9 +112,20 @@ rabbitmq_start() {
   # A restart (rabbitmq_halt, then this) keeps the ports.
   [ -f "$dir/port" ] || free_port >"$dir/port" || return 1
   [ -f "$dir/dist_port" ] || free_port >"$dir/dist_port" || return 1
+  [ -f "$dir/tls_port" ] || free_port >"$dir/tls_port" || return 1
+  tls_files "$1" || return 1
+  tls_server_copy rabbitmq "$1/tls" "$dir/tls"
   echo "[]." >"$dir/enabled_plugins"
   # Loopback-only listener; guest may log in from loopback by default.
   echo "loopback_users.guest = true" >"$dir/rabbitmq.conf"
+  # Besides the plain listener, a TLS one on loopback: it asks for a client
+  # certificate and checks one that is sent, but takes clients without.
+  printf '%s\n' "listeners.ssl.1 = 127.0.0.1:$(cat "$dir/tls_port")" \
+    "ssl_options.cacertfile = $dir/tls/ca.pem" \
+    "ssl_options.certfile = $dir/tls/server.pem" \
+    "ssl_options.keyfile = $dir/tls/server.key" \
+    "ssl_options.verify = verify_peer" \
+    "ssl_options.fail_if_no_peer_cert = false" >>"$dir/rabbitmq.conf"
   # RABBITMQ_TEST_HEARTBEAT: the heartbeat the broker proposes, in seconds
   # (the fault tests lower it to see idle connections survive).
   if [ -n "${RABBITMQ_TEST_HEARTBEAT:-}" ]; then
@@ -110,6 +148,10 @@ rabbitmq_start() {
     sleep 1
   done
   export OUTBOX_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$(cat "$dir/port")/"
+  # localhost: rabbitmq-c matches the host name against the certificate's
+  # DNS names only, never its IP addresses.
+  export OUTBOX_TEST_AMQPS_URL="amqps://guest:guest@localhost:$(cat "$dir/tls_port")/?cacertfile=$1/tls/ca.pem" \
+         OUTBOX_TEST_TLS_DIR="$1/tls"
 }
 
 # Stops the node but keeps its ports and data for rabbitmq_start.
@@ -134,7 +176,7 @@ rabbitmq_stop() {
   [ -f "$dir/port" ] || return 0
   rabbitmq_halt "$1"
   if [ -f "$dir/started_epmd" ]; then epmd -kill >/dev/null 2>&1 || true; fi
-  rm -f "$dir/port" "$dir/started_epmd"
+  rm -f "$dir/port" "$dir/tls_port" "$dir/started_epmd"
 }
 
 # Starts both servers under DIR and exports the OUTBOX_TEST_* variables.

@@ -18,12 +18,14 @@ import json
 import logging
 import re
 import signal
+import ssl
 import sys
 import threading
 import time
 
 import pika
 
+from outbox_tls import TlsSetupError, amqp_parameters, tls_failure
 from outbox_urls import resolve_url
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
@@ -258,9 +260,10 @@ class Worker:
 
     def run(self, max_jobs=0):
         handled, failures = 0, 0
+        params = amqp_parameters(self.amqp_url)  # TlsSetupError: a bad setting
         while not self.stopping and (max_jobs <= 0 or handled < max_jobs):
             try:
-                conn = pika.BlockingConnection(pika.URLParameters(self.amqp_url))
+                conn = pika.BlockingConnection(params)
                 jobs, results = conn.channel(), conn.channel()
                 jobs.queue_declare(self.queue, durable=True)
                 results.queue_declare(self.queue + ".results", durable=True)
@@ -277,11 +280,12 @@ class Worker:
                     handled += 1
                 jobs.cancel()
                 conn.close()
-            except pika.exceptions.AMQPError as e:
+            # pika raises a failed certificate check as the ssl error itself.
+            except (pika.exceptions.AMQPError, ssl.SSLError) as e:
                 # Unacked jobs go back to the queue with the connection.
                 failures += 1
-                self.log.warning("event=broker_error error=%s attempts=%d",
-                                 type(e).__name__, failures)
+                self.log.warning("event=broker_error error=%s tls=%s attempts=%d",
+                                 type(e).__name__, tls_failure(e) or "-", failures)
                 time.sleep(min(0.2 * 2 ** min(failures, 5), 5.0))
 
 
@@ -313,8 +317,19 @@ def main():
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="ts=%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
+    # pika logs its failures with OpenSSL's and the socket's own text and
+    # tracebacks; our broker_error line says what happened instead.
+    logging.getLogger("pika").setLevel(logging.CRITICAL)
     url = resolve_url("outbox_worker", "amqp-url", args.amqp_url,
                       args.amqp_url_file, "OUTBOX_AMQP_URL")
+    try:  # a setting that cannot work stops here, not in a retry loop
+        amqp_parameters(url)
+    except TlsSetupError as e:
+        print(f"outbox_worker: {e}", file=sys.stderr)
+        sys.exit(2)
+    except ValueError:  # pika's text may quote the URL's values
+        print("outbox_worker: the broker URL is not a valid amqp[s]:// URL", file=sys.stderr)
+        sys.exit(2)
     worker = Worker(url, args.queue, args.prefetch)
     for job in filter(None, args.jobs.split(",")):
         worker.handle(job, scenario)

@@ -155,8 +155,8 @@ CAF_TEST(each bad value is reported with its path and rule) {
      "databaseUrl: is not a valid libpq connection URI"},
     {R"({"routes": {}, "amqpUrl": "http://u:pw@h/"})",
      "amqpUrl: is not a valid amqp://user:password@host:port/vhost URL"},
-    {R"({"routes": {}, "amqpUrl": "amqps://u:pw@h/"})",
-     "amqpUrl: is amqps:// (TLS), which is not supported yet"},
+    {R"({"routes": {}, "amqpUrl": "amqp://u:pw@h/?cacertfile=/ca.pem"})",
+     "amqpUrl: has a query other than heartbeat=N"},
   };
   for (auto& c : cases) {
     auto text = errors_of(c.json);
