@@ -329,6 +329,8 @@ key_table top_level_keys(config& c, int64_t& ttl) {
   return {
     {"databaseUrl", key_kind::secret, &c.database_url},
     {"amqpUrl", key_kind::secret, &c.amqp_url},
+    {"databaseUrlFile", key_kind::secret, &c.database_url_file},
+    {"amqpUrlFile", key_kind::secret, &c.amqp_url_file},
     {"eventsTableName", key_kind::identifier, &n.events},
     {"deliveriesTableName", key_kind::identifier, &n.deliveries},
     {"migrationsTableName", key_kind::identifier, &n.migrations},
@@ -477,6 +479,27 @@ std::vector<std::string> config::queues() const {
   return {qs.begin(), qs.end()};
 }
 
+// A URL with a password belongs in a file only its service can read, not in
+// the config every node and operator shares: `<key>File` names that file
+// (its content is the URL; a final newline is dropped). Never both.
+void read_url_file(const json& doc, const char* key, const char* file_key,
+                   const std::string& path, problems& errs, std::string& url) {
+  if (path.empty())
+    return;
+  if (doc.HasMember(key)) {
+    errs.add(file_key, std::string{"give "} + key + " or " + file_key + ", not both");
+    return;
+  }
+  auto text = read_small_file(path, 64 * 1024);
+  if (!text) {
+    errs.add(file_key, "cannot read \"" + path + "\": " + context_of(text.error()));
+    return;
+  }
+  while (!text->empty() && (text->back() == '\n' || text->back() == '\r'))
+    text->pop_back();
+  url = std::move(*text);
+}
+
 caf::expected<config> parse_config(const std::string& text, env_lookup env) {
   rapidjson::Document doc;
   if (auto why = parse_json(text, config_json_limits, doc))
@@ -487,10 +510,17 @@ caf::expected<config> parse_config(const std::string& text, env_lookup env) {
   problems errs;
   read_top_level(doc, errs, cfg);
   check_distinct_names(cfg.names, errs);
-  auto db_source = override_from_env(env, "OUTBOX_DATABASE_URL",
-                                     "databaseUrl", cfg.database_url);
-  auto amqp_source = override_from_env(env, "OUTBOX_AMQP_URL", "amqpUrl",
-                                       cfg.amqp_url);
+  read_url_file(doc, "databaseUrl", "databaseUrlFile", cfg.database_url_file,
+                errs, cfg.database_url);
+  read_url_file(doc, "amqpUrl", "amqpUrlFile", cfg.amqp_url_file, errs,
+                cfg.amqp_url);
+  auto db_source = override_from_env(
+    env, "OUTBOX_DATABASE_URL",
+    cfg.database_url_file.empty() ? "databaseUrl" : "databaseUrlFile",
+    cfg.database_url);
+  auto amqp_source = override_from_env(
+    env, "OUTBOX_AMQP_URL",
+    cfg.amqp_url_file.empty() ? "amqpUrl" : "amqpUrlFile", cfg.amqp_url);
   read_enabled_override(env, errs, cfg);
   check_database_url(cfg.database_url, db_source, errs);
   check_amqp_url(cfg.amqp_url, amqp_source, errs);

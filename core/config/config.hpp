@@ -17,6 +17,10 @@ struct config {
   std::string database_url = "postgresql://postgres@127.0.0.1:5432/postgres";
   /// amqp://user:password@host:port/vhost; OUTBOX_AMQP_URL overrides it.
   std::string amqp_url = "amqp://guest:guest@127.0.0.1:5672/";
+  /// Files that hold the URLs instead (databaseUrlFile, amqpUrlFile); ""
+  /// when the URL is inline or the default.
+  std::string database_url_file;
+  std::string amqp_url_file;
   schema_names names;
   int32_t batch_size = 100;
   /// Deliveries of one queue out at once (status `dispatched`), counted in

@@ -2,6 +2,10 @@
 #include <caf/test/unit_test.hpp>
 
 #include <cstdio>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "core/base/errors.hpp"
 #include "core/config/config.hpp"
@@ -318,6 +322,60 @@ CAF_TEST(only small regular files are read as config) {
   std::remove(path.c_str());
   CAF_REQUIRE(!big);
   CAF_CHECK(mentions(render(big.error()), "is larger than 1048576 bytes"));
+}
+
+// The URLs with their passwords can live in files of their own.
+CAF_TEST(urls can come from files named by databaseUrlFile and amqpUrlFile) {
+  auto dir = std::string{"/tmp/outbox-config-test-urls-"} + std::to_string(::getpid());
+  auto db_file = dir + ".db", mq_file = dir + ".mq";
+  auto write = [](const std::string& path, const char* text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    CAF_REQUIRE(f != nullptr);
+    std::fputs(text, f);
+    std::fclose(f);
+  };
+  write(db_file, "postgresql://app:s3cret@db.example:5433/shop\n");
+  write(mq_file, "amqp://app:s3cret@mq.example:5673/prod");
+  auto routes = std::string{R"("routes": {"e": [{"job": "J", "queue": "q"}]})"};
+  auto cfg = parse_config("{\"databaseUrlFile\": \"" + db_file
+                            + "\", \"amqpUrlFile\": \"" + mq_file + "\", "
+                            + routes + "}",
+                          no_env);
+  CAF_REQUIRE(cfg);
+  CAF_CHECK_EQUAL(cfg->database_url, "postgresql://app:s3cret@db.example:5433/shop");
+  CAF_CHECK_EQUAL(cfg->amqp_url, "amqp://app:s3cret@mq.example:5673/prod");
+  // The environment still wins, as over an inline URL.
+  cfg = parse_config("{\"databaseUrlFile\": \"" + db_file + "\", " + routes + "}",
+                     env_with_urls);
+  CAF_REQUIRE(cfg);
+  CAF_CHECK_EQUAL(cfg->amqp_url, "amqp://app:s3cret@mq.example:5673/prod");
+  struct bad_case {
+    std::string json;
+    const char* says;
+  };
+  std::vector<bad_case> cases{
+    {"{\"databaseUrl\": \"postgresql://x\", \"databaseUrlFile\": \"" + db_file
+       + "\", " + routes + "}",
+     "databaseUrlFile: give databaseUrl or databaseUrlFile, not both"},
+    {"{\"amqpUrlFile\": \"" + dir + ".missing\", " + routes + "}",
+     "amqpUrlFile: cannot read"},
+    {"{\"amqpUrlFile\": \"/dev/zero\", " + routes + "}", "is not a regular file"},
+  };
+  write(mq_file, "http://app:s3cret@mq.example/");
+  cases.push_back({"{\"amqpUrlFile\": \"" + mq_file + "\", " + routes + "}",
+                   "amqpUrlFile:"});
+  for (auto& c : cases) {
+    auto bad = parse_config(c.json, no_env);
+    if (bad) {
+      CAF_ERROR("case " << c.says << ": accepted");
+      continue;
+    }
+    auto text = render(bad.error());
+    if (!mentions(text, c.says) || mentions(text, "s3cret"))
+      CAF_ERROR("case " << c.says << ": " << text);
+  }
+  std::remove(db_file.c_str());
+  std::remove(mq_file.c_str());
 }
 
 CAF_TEST(a config nested deeply or holding a NUL byte is unreadable) {
