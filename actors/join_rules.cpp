@@ -4,6 +4,7 @@
 
 #include "actors/node_settings.hpp"
 #include "core/base/text.hpp"
+#include "core/domain/route.hpp"
 
 namespace outbox {
 
@@ -34,7 +35,7 @@ std::string queues_refusal(const std::vector<std::string>& queues,
     return "more than " + std::to_string(max_queues) + " queues";
   std::set<std::string> seen;
   for (auto& q : queues)
-    if (!check_amqp_name(q, 247).empty() || !seen.insert(q).second)
+    if (!check_queue_name(q).empty() || !seen.insert(q).second)
       return "a queue name no route could have, or repeated";
   return {};
 }

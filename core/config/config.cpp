@@ -144,12 +144,14 @@ void read_amqp_name(const json& v, const std::string& path, size_t max_bytes,
 
 void read_queue(const json& v, const std::string& path, problems& errs,
                 std::string& out) {
-  // The results queue appends ".results" to the 255 bytes AMQP allows.
-  read_amqp_name(v, path, 247, errs, out);
-  if (out.rfind("amq.", 0) == 0) {
-    errs.add(path, v, "must not start with \"amq.\" (reserved by RabbitMQ)");
-    out.clear();
-  }
+  std::string name;
+  read_string(v, path, errs, name);
+  if (name.empty())
+    return;
+  if (auto rule = check_queue_name(name); !rule.empty())
+    errs.add(path, v, rule);
+  else
+    out = std::move(name);
 }
 
 void read_delays(const json& v, const std::string& path, problems& errs,

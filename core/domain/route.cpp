@@ -1,5 +1,7 @@
 #include "core/domain/route.hpp"
 
+#include "core/base/text.hpp"
+
 namespace outbox {
 
 const char* to_string(merge_mode x) {
@@ -16,6 +18,15 @@ std::optional<merge_mode> parse_merge_mode(const std::string& text) {
   if (text == "json-merge") return merge_mode::json_merge;
   if (text == "none") return merge_mode::none;
   return std::nullopt;
+}
+
+std::string check_queue_name(const std::string& name) {
+  // The results queue appends ".results" to the 255 bytes AMQP allows.
+  if (auto rule = check_amqp_name(name, 247); !rule.empty())
+    return rule;
+  if (name.rfind("amq.", 0) == 0)
+    return "must not start with \"amq.\" (reserved by RabbitMQ)";
+  return {};
 }
 
 } // namespace outbox

@@ -23,6 +23,11 @@ const char* to_string(merge_mode x);
 /// Parses the config spelling of a merge mode.
 std::optional<merge_mode> parse_merge_mode(const std::string& text);
 
+/// The rule a job queue's name breaks, "" for none: a name AMQP carries
+/// with room for ".results" (at most 247 bytes), not "amq.*" (RabbitMQ's).
+/// The config and the status node's joins apply the same rule.
+std::string check_queue_name(const std::string& name);
+
 /// The retry, timeout and expiry rules of one route (and of each delivery).
 struct delivery_rules {
   std::vector<int32_t> retry_delays_seconds;

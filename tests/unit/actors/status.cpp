@@ -140,6 +140,7 @@ CAF_TEST(a join a real node could not send is refused and the view stays answera
     {"invalid UTF-8 in the name", [](node_info& n) { n.name = "w\xff"; }},
     {"a repeated queue", [](node_info& n) { n.queues.push_back("q"); }},
     {"a queue no route could have", [](node_info& n) { n.queues = {"q\x01"}; }},
+    {"a queue RabbitMQ reserves", [](node_info& n) { n.queues = {"amq.x"}; }},
     {"a repeated actor name",
      [this](node_info& n) { n.actors.push_back({"results q", "results", "q", results}); }},
     {"an actor without a handle",
