@@ -1,10 +1,9 @@
 #include "tools/tls_flags.hpp"
 
-#include <fstream>
-
 #include <caf/make_config_option.hpp>
 
 #include "core/base/errors.hpp"
+#include "core/base/small_file.hpp"
 
 namespace outbox {
 
@@ -12,14 +11,12 @@ namespace {
 
 // The first line of the file: a passphrase stays out of argv (ps shows it)
 // and out of the environment of child processes.
+// A FIFO or /dev/zero is refused rather than read without end.
 caf::expected<std::string> read_passphrase(const std::string& path) {
-  std::ifstream in{path};
-  std::string line;
-  if (!in || !std::getline(in, line))
-    return make_error(errc::config_invalid,
-                      "--tls-key-passphrase-file: cannot read " + path);
-  if (!line.empty() && line.back() == '\r')
-    line.pop_back();
+  auto line = read_secret_file(path, 4096);
+  if (!line)
+    return make_error(errc::config_invalid, "--tls-key-passphrase-file: cannot read "
+                                              + path + ": " + context_of(line.error()));
   return line;
 }
 

@@ -1,5 +1,7 @@
 #include "core/base/small_file.hpp"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,6 +60,17 @@ caf::expected<std::string> read_small_file(const std::string& path,
                         + " bytes");
   }
   return out;
+}
+
+caf::expected<std::string> read_secret_file(const std::string& path,
+                                            size_t max_bytes) {
+  auto text = read_small_file(path, max_bytes);
+  if (!text)
+    return text;
+  text->resize(std::min(text->find('\n'), text->size()));
+  if (!text->empty() && text->back() == '\r')
+    text->pop_back();
+  return text;
 }
 
 } // namespace outbox

@@ -15,4 +15,10 @@ namespace outbox {
 caf::expected<std::string> read_small_file(const std::string& path,
                                            size_t max_bytes);
 
+/// The first line of such a file, without its line end: how a secret (a
+/// URL with its password, a key passphrase) is kept out of argv and the
+/// config. Errors as read_small_file.
+caf::expected<std::string> read_secret_file(const std::string& path,
+                                            size_t max_bytes = 64 * 1024);
+
 } // namespace outbox

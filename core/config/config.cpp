@@ -483,7 +483,7 @@ std::vector<std::string> config::queues() const {
 
 // A URL with a password belongs in a file only its service can read, not in
 // the config every node and operator shares: `<key>File` names that file
-// (its content is the URL; a final newline is dropped). Never both.
+// (its first line is the URL). Never both.
 void read_url_file(const json& doc, const char* key, const char* file_key,
                    const std::string& path, problems& errs, std::string& url) {
   if (path.empty())
@@ -492,13 +492,11 @@ void read_url_file(const json& doc, const char* key, const char* file_key,
     errs.add(file_key, std::string{"give "} + key + " or " + file_key + ", not both");
     return;
   }
-  auto text = read_small_file(path, 64 * 1024);
+  auto text = read_secret_file(path);
   if (!text) {
     errs.add(file_key, "cannot read \"" + path + "\": " + context_of(text.error()));
     return;
   }
-  while (!text->empty() && (text->back() == '\n' || text->back() == '\r'))
-    text->pop_back();
   url = std::move(*text);
 }
 

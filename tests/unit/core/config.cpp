@@ -334,7 +334,7 @@ CAF_TEST(urls can come from files named by databaseUrlFile and amqpUrlFile) {
     std::fputs(text, f);
     std::fclose(f);
   };
-  write(db_file, "postgresql://app:s3cret@db.example:5433/shop\n");
+  write(db_file, "postgresql://app:s3cret@db.example:5433/shop\r\nthe first line counts\n");
   write(mq_file, "amqp://app:s3cret@mq.example:5673/prod");
   auto routes = std::string{R"("routes": {"e": [{"job": "J", "queue": "q"}]})"};
   auto cfg = parse_config("{\"databaseUrlFile\": \"" + db_file
