@@ -69,9 +69,12 @@ CAF_TEST(the data path keeps its pace while the status node is down and after) {
   auto after = completion_p50(back_from);
   CAF_MESSAGE("commit->completed p50: normal " << normal << " s, status node "
               "down " << while_down << " s, back " << after << " s");
-  // Within twice the normal pace (and a few milliseconds of noise).
-  CAF_CHECK_LESS(while_down, 2 * normal + 0.005);
-  CAF_CHECK_LESS(after, 2 * normal + 0.005);
+  // The failure this guards against is wake-ups lost with the status node:
+  // dispatchers then wait for their --sleep timer (p50 about 0.5 s). A
+  // bound of 100 ms over the normal pace catches that and leaves room for
+  // the other fault suites that ctest runs on the same two cores.
+  CAF_CHECK_LESS(while_down, normal + 0.1);
+  CAF_CHECK_LESS(after, normal + 0.1);
   check("status node down and back", v);
   // Lost once and joined again once: no join of the dead status node's
   // cached proxy right after the loss.
