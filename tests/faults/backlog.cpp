@@ -65,13 +65,14 @@ struct fixture : fault_cluster {
            > 0;
   }
 
-  void check_flow(const std::string& scenario) {
+  void check_flow(const std::string& scenario,
+                  std::optional<int64_t> max_resent = std::nullopt) {
     auto v = settle(std::chrono::seconds{60});
     v.recovery_seconds = recovery;
     CAF_MESSAGE("most dispatched at once in one queue: " << most_dispatched);
     // One dispatcher per queue: the limit holds exactly.
     CAF_CHECK_LESS_OR_EQUAL(most_dispatched, max_in_flight);
-    check(scenario, v);
+    check(scenario, v, max_resent);
   }
 };
 
@@ -82,11 +83,13 @@ CAF_TEST_FIXTURE_SCOPE(backlog_faults, fixture)
 CAF_TEST(a dispatcher stopped for three delivery timeouts catches up) {
   start_all();
   start_workers(job_ms);
-  // What the node holds when it stops (about 150 ms of work) is sent again
-  // after the sweeper timed it out: enough events keep that under 1%.
+  // What the node holds when it stops is sent again after the sweeper timed
+  // it out, and nothing else: how much that is depends on how far the
+  // workers lag (the machine's load), so the bound is what it held.
   publish_in_background(4000, 150);
   CAF_REQUIRE(wait_until([&] { return count_status("completed") >= 200; }));
   dispatcher_node->signal(SIGSTOP);
+  auto held = count_status("dispatched");
   // Events keep coming while it is stopped: the backlog builds in the table.
   CAF_CHECK(wait_until([&] { return waited_for(3 * timeout_seconds); },
                        std::chrono::seconds{40}));
@@ -100,7 +103,7 @@ CAF_TEST(a dispatcher stopped for three delivery timeouts catches up) {
                    .count()
               << " s after the dispatcher went on");
   CAF_CHECK(drain(4000, std::chrono::seconds{60}));
-  check_flow("dispatcher stopped for three delivery timeouts");
+  check_flow("dispatcher stopped for three delivery timeouts", held);
 }
 
 CAF_TEST(a backlog pending at start drains without resends) {
