@@ -6,10 +6,16 @@
 #include <fstream>
 #include <sstream>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <rapidjson/document.h>
 
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/test_worker.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -21,6 +27,53 @@ std::string read_file(const std::string& path) {
   std::stringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+/// Resident memory of process `pid` in MiB (from /proc), -1 if unknown.
+long resident_mib(pid_t pid) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};
+  std::string key;
+  long kib = 0;
+  while (in >> key)
+    if (key == "VmRSS:" && in >> kib)
+      return kib / 1024;
+  return -1;
+}
+
+/// Connects to 127.0.0.1:`port`, sends `bytes` as they are, and returns
+/// whether the peer closed the connection within `deadline`.
+bool peer_closes_after(uint16_t port, const std::string& bytes,
+                       std::chrono::seconds deadline) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(port);
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{static_cast<time_t>(deadline.count()), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  bool closed = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) == 0
+      && ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL)
+           == static_cast<ssize_t>(bytes.size())) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0)
+      ; // whatever the server says before it hangs up
+    closed = n == 0 || (n < 0 && errno == ECONNRESET);
+  }
+  ::close(fd);
+  return closed;
+}
+
+/// A BASP header (CAF 0.17's 32 bytes, big-endian) of a client handshake
+/// that claims a payload of almost 2 GiB.
+std::string huge_basp_header() {
+  std::string h(32, '\0');
+  h[0] = 0x01;                       // operation: client_handshake
+  h[4] = 0x7f;                       // payload_len = 0x7fffffff
+  h[5] = h[6] = h[7] = '\xff';
+  h[15] = 0x01;                      // operation_data
+  return h;
 }
 
 struct tls_fixture : cluster_fixture {
@@ -36,6 +89,8 @@ struct tls_fixture : cluster_fixture {
       + "/tools/lib/test_certs.sh && test_ca " + dir + "ok && test_cert "
       + dir + "ok status status-node && test_cert " + dir
       + "ok sweeper sweeper-node && test_cert " + dir
+      + "ok router router-node && test_cert " + dir
+      + "ok dispatcher dispatcher-node && test_cert " + dir
       + "ok operator && test_ca " + dir + "other && test_cert " + dir
       + "other rogue rogue-node'");
     if (made.first != 0)
@@ -78,8 +133,15 @@ struct tls_fixture : cluster_fixture {
   std::unique_ptr<child_process> sweeper_node(const std::string& ca,
                                               const std::string& name,
                                               const std::string& trust = "") {
-    auto args = tls(ca, name, trust);
-    args.insert(args.end(), {"--roles", "sweeper", "--join", "127.0.0.1:" + port});
+    return joining_node(tls(ca, name, trust), name, {"--roles", "sweeper"});
+  }
+
+  /// A node with `tls_args` and `args` joining the status node.
+  std::unique_ptr<child_process> joining_node(std::vector<std::string> tls_args,
+                                              const std::string& name,
+                                              std::vector<std::string> args) {
+    args.insert(args.begin(), tls_args.begin(), tls_args.end());
+    args.insert(args.end(), {"--join", "127.0.0.1:" + port});
     return start(name, args);
   }
 
@@ -125,23 +187,48 @@ CAF_TEST(a plain status port off loopback takes --insecure) {
   CAF_CHECK_EQUAL(open->wait(), 0);
 }
 
-CAF_TEST(a TLS cluster joins and answers status over TLS) {
+CAF_TEST(three TLS nodes complete events and answer status over TLS) {
   auto s = tls_status_node();
-  auto sweeper = sweeper_node("ok", "sweeper");
-  // Both nodes show up under the CN of their certificates.
+  auto r = joining_node(tls("ok", "router"), "router",
+                        {"--roles", "router,sweeper", "--sleep", "1"});
+  auto d = joining_node(tls("ok", "dispatcher"), "dispatcher",
+                        {"--roles", "dispatcher,results", "--queues", q,
+                         "--sleep", "1"});
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::completed;
+                     }};
+  // All three show up under the CN of their certificates.
   CAF_REQUIRE(wait_until([&] {
     auto names = names_seen();
     return names.find("status-node@") != std::string::npos
-           && names.find("sweeper-node@") != std::string::npos;
+           && names.find("router-node@") != std::string::npos
+           && names.find("dispatcher-node@") != std::string::npos;
   }));
-  CAF_CHECK(wait_until([&] {
-    return read_file(dir + "sweeper.log").find("event=joined_status")
-           != std::string::npos;
-  }));
+  for (int i = 0; i < 20; ++i)
+    publish("e", "{}");
+  CAF_CHECK(wait_until([&] { return count_status("completed") == 20; },
+                       std::chrono::seconds{20}));
   CAF_CHECK_NOT_EQUAL(read_file(dir + "status.log").find("identity=status-node"),
                       std::string::npos);
-  sweeper->signal(SIGTERM);
-  CAF_CHECK_EQUAL(sweeper->wait(), 0);
+  for (auto* p : {d.get(), r.get(), s.get()}) {
+    p->signal(SIGTERM);
+    CAF_CHECK_EQUAL(p->wait(), 0);
+  }
+}
+
+CAF_TEST(bytes before the TLS handshake cost no more than the handshake) {
+  auto s = tls_status_node();
+  CAF_REQUIRE(wait_until([&] { return !names_seen().empty(); }));
+  auto before = resident_mib(s->pid());
+  // A plain BASP header claiming 2 GiB is not a TLS record: the handshake
+  // fails and the connection closes without the claimed payload ever
+  // being allocated.
+  CAF_CHECK(peer_closes_after(static_cast<uint16_t>(std::stoi(port)),
+                              huge_basp_header(), std::chrono::seconds{10}));
+  auto after = resident_mib(s->pid());
+  CAF_MESSAGE("status node resident " << before << " MiB, then " << after);
+  CAF_CHECK_LESS(after - before, 64);
+  CAF_CHECK(!names_seen().empty()); // still answering
   s->signal(SIGTERM);
   CAF_CHECK_EQUAL(s->wait(), 0);
 }
