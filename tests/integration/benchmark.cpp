@@ -11,6 +11,7 @@
 
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/test_services.hpp"
+#include "tests/integration/tls_env.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -100,6 +101,30 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
   // Its tables are gone with it, and so are its relay's logs.
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
   CAF_CHECK_EQUAL(relay_logs(), logs_before);
+  std::remove(json_path.c_str());
+}
+
+// --tls-dir: the nodes talk mutual TLS; with an amqps:// URL the relay,
+// the workers and the broker-only phase reach the broker over TLS.
+CAF_TEST(a small run over TLS completes every phase) {
+  if (!tls_servers_named())
+    return;
+  auto json_path = "/tmp/" + unique_prefix() + "bench-tls.json";
+  auto [status, output] = bench("--events 100 --latency-events 10 --backlog 0"
+                                " --cluster three --tls-dir " + tls_dir()
+                                  + " --json " + json_path,
+                                OUTBOXD_PATH, amqps_url());
+  CAF_MESSAGE("outbox_bench output:\n" << output);
+  CAF_REQUIRE_EQUAL(status, 0);
+  std::ifstream in{json_path};
+  std::stringstream text;
+  text << in.rdbuf();
+  rapidjson::Document doc;
+  doc.Parse(text.str().c_str());
+  CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
+  CAF_CHECK_EQUAL(doc["knobs"]["cluster"].GetString(), std::string{"three tls"});
+  CAF_CHECK_GREATER(doc["completedPerS"].GetDouble(), 0.0);
+  CAF_CHECK_GREATER(doc["commitToPublishedMs"]["p50"].GetDouble(), 0.0);
   std::remove(json_path.c_str());
 }
 

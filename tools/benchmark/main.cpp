@@ -48,6 +48,10 @@ namespace {
 struct bench_config : cli_config {
   std::string database_url, amqp_url, outboxd, json_file = "bench-results.json";
   std::string cluster = "one";
+  /// Mutual TLS between the relay's nodes: a folder with ca.pem and a
+  /// certificate client.pem/client.key it signed (tools/bench --tls passes
+  /// the test servers' folder, and an amqps:// URL for the broker).
+  std::string tls_dir;
   // One worker per queue, as the issue's pipeline has "a worker that
   // completes each job at once". With four, each took a quarter of every
   // batch and sent its results back a quarter at a time: four result
@@ -74,6 +78,8 @@ struct bench_config : cli_config {
       .add(dispatchers, "dispatchers", "dispatcher processes per queue")
       .add(workers, "workers", "worker threads per queue")
       .add(cluster, "cluster", "one (all roles in one process) or three")
+      .add(tls_dir, "tls-dir", "TLS between the nodes with DIR/ca.pem, "
+                                "DIR/client.pem and DIR/client.key")
       .add(backlog, "backlog", "pending deliveries of the drain phase")
       .add(latency_events, "latency-events", "events of the latency phase")
       .add(rate_fraction, "rate-fraction", "latency rate as a share of A")
@@ -207,6 +213,10 @@ struct relay {
     auto log = "/tmp/" + s.prefix + tag;
     auto start = [&](std::vector<std::string> args, const std::string& name) {
       args.insert(args.begin(), {"--config", s.config_path, "--log-level", "warn"});
+      if (!o.tls_dir.empty())
+        args.insert(args.end(), {"--tls-ca", o.tls_dir + "/ca.pem", "--tls-cert",
+                                 o.tls_dir + "/client.pem", "--tls-key",
+                                 o.tls_dir + "/client.key"});
       logs.push_back(log + name + ".log");
       procs.push_back(std::make_unique<child_process>(o.outboxd, args, logs.back()));
     };
@@ -382,7 +392,8 @@ report knobs_of(const bench_config& o) {
                o.routes,      o.batch_size,  o.dispatchers,   o.workers,
                o.backlog,     o.latency_events, o.router_linger_ms,
                o.router_linger_min_events,
-               o.cluster + (o.polling_only ? " polling-only" : "")};
+               o.cluster + (o.polling_only ? " polling-only" : "")
+                 + (o.tls_dir.empty() ? "" : " tls")};
   return rep;
 }
 

@@ -30,7 +30,8 @@ struct bench_knobs {
           routes_per_event = 0, batch_size = 0, dispatchers = 0,
           workers_per_queue = 0, backlog = 0, latency_events = 0,
           router_linger_ms = 0, router_linger_min_events = 0;
-  std::string cluster; ///< "one" or "three", then " polling-only" if so
+  /// "one" or "three", then " polling-only" and " tls" if so
+  std::string cluster;
 };
 
 template <class Inspector>
