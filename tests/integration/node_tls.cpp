@@ -13,6 +13,10 @@
 
 #include <rapidjson/document.h>
 
+#include <caf/event_based_actor.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/node_tls.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/test_worker.hpp"
@@ -231,6 +235,67 @@ CAF_TEST(bytes before the TLS handshake cost no more than the handshake) {
   CAF_CHECK(!names_seen().empty()); // still answering
   s->signal(SIGTERM);
   CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
+// An authenticated peer is still held to what a real node announces: the
+// join of an in-test actor system holding the operator's certificate.
+CAF_TEST(an authenticated peer cannot flood the view or take a live name) {
+  auto s = tls_status_node();
+  auto sweeper = sweeper_node("ok", "sweeper");
+  std::string live;
+  CAF_REQUIRE(wait_until([&] {
+    auto names = names_seen();
+    auto at = names.find("sweeper-node@");
+    if (at != std::string::npos)
+      live = names.substr(at, names.find(' ', at) - at);
+    return !live.empty();
+  }));
+  node_test_config cfg;
+  use_node_tls(cfg, node_tls{dir + "ok/operator.pem", dir + "ok/operator.key",
+                             dir + "ok/ca.pem", ""});
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  caf::strong_actor_ptr remote;
+  self->request(node_middleman(sys), std::chrono::seconds{10},
+                caf::connect_atom::value, std::string{"127.0.0.1"},
+                static_cast<uint16_t>(std::stoi(port)))
+    .receive([&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+                 std::set<std::string>&) { remote = std::move(ptr); },
+             [&](caf::error& err) { CAF_FAIL("connect: " << sys.render(err)); });
+  CAF_REQUIRE(remote != nullptr);
+  auto status = caf::actor_cast<status_actor>(remote);
+  // (An argument: CAF 0.17 trips UBSan spawning a function without any.)
+  auto dummy = sys.spawn([](caf::event_based_actor*, int) {
+    return caf::behavior{[](int) {}};
+  }, 0);
+  node_info bulky{"bulky@host:1", {"sweeper"}, {}, {},
+                  caf::actor_cast<node_agent_actor>(dummy)};
+  for (int i = 0; i < 5000; ++i)
+    bulky.actors.push_back({"sweeper", "sweeper", "", caf::actor_cast<pass_actor>(dummy)});
+  self->send(status, join_atom::value, bulky);
+  node_info impostor{live, {"sweeper"}, {}, {}, caf::actor_cast<node_agent_actor>(dummy)};
+  self->send(status, join_atom::value, impostor);
+  CAF_CHECK(wait_until([&] {
+    auto log = read_file(dir + "status.log");
+    return log.find("event=join_refused reason=") != std::string::npos
+           && log.find("event=join_refused node=" + live) != std::string::npos;
+  }));
+  // The view answers, without the flood, and the real node is still up.
+  auto [rc, out] = ctl_status(tls_text("ok", "operator"));
+  CAF_CHECK_EQUAL(rc, 0);
+  CAF_CHECK_EQUAL(out.find("bulky"), std::string::npos);
+  rapidjson::Document doc;
+  doc.Parse(out.c_str());
+  CAF_REQUIRE(!doc.HasParseError() && doc.IsObject() && doc.HasMember("nodes"));
+  bool live_up = false;
+  for (auto& n : doc["nodes"].GetArray())
+    live_up |= n["name"].GetString() == live && n["up"].GetBool();
+  CAF_CHECK(live_up);
+  self->send_exit(dummy, caf::exit_reason::user_shutdown);
+  for (auto* p : {sweeper.get(), s.get()}) {
+    p->signal(SIGTERM);
+    CAF_CHECK_EQUAL(p->wait(), 0);
+  }
 }
 
 CAF_TEST(a node of another CA cannot join and plain clients read nothing) {
