@@ -89,12 +89,15 @@ struct actor_entry {
 };
 
 struct node_info;
+struct node_report;
 
 /// Each node's agent: collects local metrics and the state of its wake-up
 /// path, joins the status actor (and joins again after losing it). The join
-/// message with the node's own info starts it.
+/// message with the node's own info starts it. Asked for status, it reports
+/// its node as the node's HTTP endpoint shows it.
 using node_agent_actor
-  = caf::typed_actor<caf::reacts_to<metrics_atom, actor_metrics>,
+  = caf::typed_actor<caf::replies_to<status_atom>::with<node_report>,
+                     caf::reacts_to<metrics_atom, actor_metrics>,
                      caf::reacts_to<wakeup_atom, std::string>,
                      caf::reacts_to<join_atom, node_info>,
                      caf::reacts_to<tick_atom>,
@@ -129,6 +132,18 @@ struct node_view {
   /// Why its dispatchers miss wake-ups and wait for their timers, e.g. its
   /// LISTEN connection is down; "" while they do not.
   std::string wakeups_degraded;
+};
+
+/// A node's own report (its HTTP endpoint's /metrics and /readyz): what it
+/// sends the status actor, and what only it knows.
+struct node_report {
+  node_view view; ///< `up` false for an actor of the node that terminated
+  /// It has joined the status actor (a status node: its own).
+  bool status_joined = false;
+  /// Lifecycle events since it started, per kind and then queue ("" for
+  /// `stored`, which has none).
+  std::map<std::string, std::map<std::string, int64_t>> lifecycle_by_queue;
+  int64_t started_ms = 0; ///< when the agent started
 };
 
 /// The answer to `outboxctl status`.
@@ -182,6 +197,12 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_view& x) {
   return f(caf::meta::type_name("node_view"), x.name, x.roles, x.queues, x.up,
            x.joined_ms, x.down_ms, x.actors, x.lifecycle, x.wakeups_degraded);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_report& x) {
+  return f(caf::meta::type_name("node_report"), x.view, x.status_joined,
+           x.lifecycle_by_queue, x.started_ms);
 }
 
 template <class Inspector>

@@ -40,6 +40,11 @@ public:
   /// The port the status actor listens on (0 when this node has none).
   uint16_t status_port() const { return actors_.status_port; }
 
+  /// This node's agent (its own report) and, on a status node, the status
+  /// actor (the cluster view); null elsewhere. For the HTTP endpoint.
+  node_agent_actor agent() const { return actors_.agent; }
+  status_actor status() const { return actors_.status; }
+
 private:
   node(caf::actor_system& sys) : sys_(sys) {}
 

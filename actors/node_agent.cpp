@@ -97,28 +97,68 @@ void try_connect(self_ptr self) {
       });
 }
 
+// Local actors are watched for the report: one that ended is down there
+// (the status node sees it through its own monitor).
+void watch_actors(self_ptr self) {
+  for (auto& a : self->state.info.actors)
+    self->monitor(a.handle);
+}
+
+void on_down(self_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  for (auto& a : st.info.actors)
+    if (dm.source == caf::actor_cast<caf::actor_addr>(a.handle))
+      st.terminated.insert(a.name);
+  if (dm.source != caf::actor_cast<caf::actor_addr>(st.status))
+    return;
+  st.status = nullptr;
+  logger("node")->warn("event=status_lost node={}", kv(st.info.name));
+  // Not at once: the middleman drops the lost connection's proxy only on
+  // its own down message, and a connect before that returns the dead
+  // proxy (a join that is lost again at once). The tick tries later.
+  st.next_connect_ms = now_ms() + backoff_delay(1, max_connect_delay).count();
+}
+
 } // namespace
+
+node_report local_report(const node_agent_state& st) {
+  node_report out;
+  auto& v = out.view;
+  v.name = st.info.name;
+  v.roles = st.info.roles;
+  v.queues = st.info.queues;
+  v.lifecycle = st.lifecycle;
+  v.wakeups_degraded = st.wakeups_degraded;
+  for (auto& a : st.info.actors) {
+    actor_view av;
+    auto m = st.metrics.find(a.name);
+    if (m != st.metrics.end())
+      av.metrics = m->second;
+    av.metrics.name = a.name;
+    av.metrics.role = a.role;
+    av.metrics.queue = a.queue;
+    av.up = st.terminated.count(a.name) == 0;
+    v.actors.push_back(std::move(av));
+  }
+  out.status_joined = static_cast<bool>(st.status);
+  out.lifecycle_by_queue = st.lifecycle_by_queue;
+  out.started_ms = st.started_ms;
+  return out;
+}
 
 node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
            status_address target) {
   self->state.target = std::move(target);
+  self->state.started_ms = now_ms();
   subscribe_lifecycle(self);
-  self->set_down_handler([self](caf::down_msg& dm) {
-    auto& st = self->state;
-    if (dm.source != caf::actor_cast<caf::actor_addr>(st.status))
-      return;
-    st.status = nullptr;
-    logger("node")->warn("event=status_lost node={}", kv(st.info.name));
-    // Not at once: the middleman drops the lost connection's proxy only on
-    // its own down message, and a connect before that returns the dead
-    // proxy (a join that is lost again at once). The tick tries later.
-    st.next_connect_ms = now_ms() + backoff_delay(1, max_connect_delay).count();
-  });
+  self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
   return {
+    [self](status_atom) { return local_report(self->state); },
     [self](join_atom, node_info& info) {
       self->state.info = std::move(info);
       self->state.info.agent = self;
+      watch_actors(self);
       try_connect(self);
       self->delayed_send(self, tick_interval, tick_atom::value);
     },
@@ -133,6 +173,7 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
     },
     [self](const lifecycle_event& ev) {
       ++self->state.lifecycle[to_string(ev.kind)];
+      ++self->state.lifecycle_by_queue[to_string(ev.kind)][ev.queue];
       self->state.lifecycle_changed = true;
     },
     [self](tick_atom) {

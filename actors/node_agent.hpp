@@ -30,11 +30,17 @@ struct node_agent_state {
   std::map<std::string, actor_metrics> metrics;
   std::set<std::string> changed; ///< names whose metrics are not sent yet
   std::map<std::string, int64_t> lifecycle; ///< events seen, per kind
+  std::map<std::string, std::map<std::string, int64_t>> lifecycle_by_queue;
+  std::set<std::string> terminated; ///< names of local actors that ended
+  int64_t started_ms = 0;
   bool lifecycle_changed = false;
   std::string wakeups_degraded; ///< node_view::wakeups_degraded
   bool wakeups_changed = false;
   static const char* name;
 };
+
+/// The node as its agent sees it (node_report).
+node_report local_report(const node_agent_state& st);
 
 node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,

@@ -1,6 +1,7 @@
 // outboxd: one node of the outbox cluster. Alone it runs every role for
 // every queue; --roles/--queues/--listen/--join split the roles over
 // processes (docs/operations.md "A cluster").
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -15,6 +16,8 @@
 #include "core/base/logging.hpp"
 #include "core/config/config.hpp"
 #include "tools/cli_config.hpp"
+#include "tools/http/http_endpoint.hpp"
+#include "tools/http/http_flags.hpp"
 #include "tools/node_options.hpp"
 
 namespace {
@@ -26,6 +29,7 @@ struct daemon_config : outbox::cli_config {
   std::string config_file = "config/outbox.json";
   std::string log_level = "info";
   outbox::node_flags flags;
+  std::string http;
 
   daemon_config() {
     opt_group{options(), "global"}
@@ -40,6 +44,10 @@ struct daemon_config : outbox::cli_config {
            "status node: HOST:PORT or PORT to listen on (default "
            "127.0.0.1:4250)")
       .add(flags.join, "join", "HOST:PORT of the status node to join")
+      .add(http, "http",
+           "[HOST:]PORT of this node's HTTP endpoint (/metrics, /healthz, "
+           "/readyz, /api/status); a HOST alone takes 4251 on the status "
+           "node (default: off)")
       .add(flags.insecure, "insecure",
            "status node: listen off loopback without TLS (anyone who "
            "reaches the port can join)")
@@ -73,6 +81,7 @@ struct daemon_config : outbox::cli_config {
 struct startup {
   std::optional<outbox::config> cfg;
   std::optional<outbox::node_settings> settings;
+  std::optional<outbox::host_port> http;
   int exit_code = 0;
 };
 
@@ -106,6 +115,12 @@ startup read_startup(daemon_config& opts, int argc, char** argv) {
     std::cerr << "outboxd: " << outbox::context_of(settings.error()) << "\n";
     return out;
   }
+  auto http = outbox::read_http_flag(opts.http, *settings);
+  if (!http) {
+    std::cerr << "outboxd: " << outbox::context_of(http.error()) << "\n";
+    return out;
+  }
+  out.http = *http;
   if (settings->tls) {
     auto identity = outbox::check_node_tls(*settings->tls);
     if (!identity) {
@@ -131,6 +146,22 @@ int run_once(outbox::node& n) {
   return 0;
 }
 
+// The node's HTTP endpoint, when --http asks for one.
+caf::expected<std::unique_ptr<outbox::http_endpoint>>
+start_http(caf::actor_system& sys, const startup& start, const outbox::node& n) {
+  if (!start.http)
+    return std::unique_ptr<outbox::http_endpoint>{};
+  outbox::http_settings hs;
+  hs.where = *start.http;
+  hs.tls = start.settings->tls;
+  hs.health.joins_status = start.settings->join.has_value();
+  // A pass runs at least every --sleep seconds; three missed ones, and at
+  // least 30 s, mean an actor is stuck.
+  hs.health.stuck_after_ms = std::max(3 * start.settings->sleep_seconds, 30) * 1000;
+  hs.version = OUTBOX_VERSION;
+  return outbox::http_endpoint::start(sys, {n.agent(), n.status()}, std::move(hs));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -152,9 +183,17 @@ int main(int argc, char** argv) {
   }
   if (start.settings->once)
     return run_once(**node);
+  auto http = start_http(sys, start, **node);
+  if (!http) {
+    std::cerr << "outboxd: " << outbox::context_of(http.error()) << "\n";
+    (*node)->stop();
+    (*node)->await_stopped(std::chrono::seconds{60});
+    std::_Exit(exit_usage);
+  }
   int sig = 0;
   sigwait(&sigs, &sig);
   outbox::logger("node")->info("event=stopping signal={}", sig);
+  http->reset(); // no request asks an actor that is stopping
   (*node)->stop();
   // Every pass is over once every actor has terminated: nothing is left to
   // commit or ack. The process then ends here instead of in

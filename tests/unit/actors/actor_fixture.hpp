@@ -52,6 +52,7 @@ agent_probe(node_agent_actor::stateful_pointer<agent_probe_state> self,
             std::string label) {
   self->state.label = std::move(label);
   return {
+    [](status_atom) { return node_report{}; },
     [self](metrics_atom, actor_metrics& m) {
       self->state.metrics.push_back(std::move(m));
     },

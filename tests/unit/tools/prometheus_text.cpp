@@ -1,0 +1,126 @@
+#define CAF_SUITE tools.prometheus_text
+#include <caf/test/unit_test.hpp>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "tests/unit/case_check.hpp"
+#include "tools/http/node_health.hpp"
+#include "tools/http/node_metrics.hpp"
+#include "tools/http/prometheus_text.hpp"
+
+using namespace outbox;
+
+namespace {
+
+node_report sample_report() {
+  node_report r;
+  r.started_ms = 1000;
+  actor_view d;
+  d.metrics.name = "dispatcher q\"1";
+  d.metrics.role = "dispatcher";
+  d.metrics.queue = "q\"1";
+  d.metrics.passes = 4;
+  d.metrics.rows = 7;
+  d.metrics.last_pass_ms = 9000;
+  d.metrics.counters = {{"expired", 2}};
+  r.view.actors.push_back(d);
+  r.lifecycle_by_queue["published"]["q\"1"] = 7;
+  r.status_joined = true;
+  return r;
+}
+
+template <class F>
+bool throws_logic_error(F f) {
+  try {
+    f();
+  } catch (const std::logic_error&) {
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+CAF_TEST(families have HELP and TYPE lines and samples escape label values) {
+  prometheus_text t;
+  t.family("outbox_x_total", prometheus_text::kind::counter, "Things\nseen \\ here.");
+  t.sample({{"queue", "a\"b\\c\nd"}}, 3);
+  t.sample({}, 0.5);
+  CAF_CHECK_EQUAL(t.str(), "# HELP outbox_x_total Things\\nseen \\\\ here.\n"
+                           "# TYPE outbox_x_total counter\n"
+                           "outbox_x_total{queue=\"a\\\"b\\\\c\\nd\"} 3\n"
+                           "outbox_x_total 0.5\n");
+}
+
+CAF_TEST(values are written as the text format wants) {
+  struct {
+    double v;
+    const char* text;
+  } cases[] = {
+    {0, "0"},
+    {42, "42"},
+    {-3, "-3"},
+    {0.25, "0.25"},
+    {std::numeric_limits<double>::infinity(), "+Inf"},
+    {-std::numeric_limits<double>::infinity(), "-Inf"},
+    {std::nan(""), "NaN"},
+  };
+  for (auto& c : cases)
+    OUTBOX_CHECK_CASE_EQUAL(c.text, format_metric_value(c.v), std::string{c.text});
+}
+
+CAF_TEST(bad family and label names are bugs) {
+  prometheus_text t;
+  using k = prometheus_text::kind;
+  // A counter without _total, a name starting with a digit.
+  CAF_CHECK(throws_logic_error([&] { t.family("outbox_things", k::counter, ""); }));
+  CAF_CHECK(throws_logic_error([&] { t.family("1abc", k::gauge, ""); }));
+  t.family("outbox_ok", k::gauge, "");
+  CAF_CHECK(throws_logic_error([&] { t.family("outbox_ok", k::gauge, ""); }));
+  CAF_CHECK(throws_logic_error([&] { t.sample({{"bad-label", "x"}}, 1); }));
+}
+
+CAF_TEST(the metrics of a node name its actors by role and queue only) {
+  metrics_input in{sample_report(), {}, 11000, "1.2.3", std::nullopt};
+  auto text = render_node_metrics(in);
+  for (auto line : {"outbox_build_info{version=\"1.2.3\"} 1\n",
+                    "outbox_actor_passes_total{role=\"dispatcher\",queue=\"q\\\"1\"} 4\n",
+                    "outbox_actor_rows_total{role=\"dispatcher\",queue=\"q\\\"1\"} 7\n",
+                    "outbox_actor_last_pass_age_seconds{role=\"dispatcher\","
+                    "queue=\"q\\\"1\"} 2\n",
+                    "outbox_actor_outcomes_total{role=\"dispatcher\",queue=\"q\\\"1\","
+                    "outcome=\"expired\"} 2\n",
+                    "outbox_lifecycle_events_total{kind=\"published\",queue=\"q\\\"1\"} 7\n",
+                    "outbox_status_joined 1\n"})
+    OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
+  // No cluster view: no database figures.
+  CAF_CHECK_EQUAL(text.find("outbox_deliveries"), std::string::npos);
+}
+
+CAF_TEST(a status node adds the database counts unless it cannot read them) {
+  cluster_status c;
+  c.database_ok = true;
+  c.counts.unrouted_events = 5;
+  c.counts.oldest_unrouted_age_seconds = 1.5;
+  c.counts.per_queue["q"].per_status = {{"pending", 3}, {"completed", 9}};
+  c.counts.per_queue["q"].oldest_open_age_seconds = 4;
+  node_view up, down;
+  down.up = false;
+  c.nodes = {up, up, down};
+  metrics_input in{sample_report(), {}, 11000, "1", c};
+  auto text = render_node_metrics(in);
+  for (auto line : {"outbox_database_up 1\n", "outbox_nodes{state=\"up\"} 2\n",
+                    "outbox_nodes{state=\"down\"} 1\n",
+                    "outbox_deliveries{queue=\"q\",status=\"completed\"} 9\n",
+                    "outbox_deliveries{queue=\"q\",status=\"pending\"} 3\n",
+                    "outbox_unrouted_events 5\n",
+                    "outbox_oldest_unrouted_event_age_seconds 1.5\n",
+                    "outbox_oldest_open_delivery_age_seconds{queue=\"q\"} 4\n"})
+    OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
+  in.cluster->database_ok = false;
+  text = render_node_metrics(in);
+  CAF_CHECK_NOT_EQUAL(text.find("outbox_database_up 0\n"), std::string::npos);
+  CAF_CHECK_EQUAL(text.find("outbox_deliveries"), std::string::npos);
+}

@@ -1,0 +1,132 @@
+#include "tools/http/node_metrics.hpp"
+
+#include <algorithm>
+
+#include "tools/http/prometheus_text.hpp"
+
+namespace outbox {
+
+namespace {
+
+using kind = prometheus_text::kind;
+
+void build_and_process(prometheus_text& t, const metrics_input& in) {
+  t.family("outbox_build_info", kind::gauge, "The outbox build this node runs.");
+  t.sample({{"version", in.version}}, 1);
+  t.family("outbox_process_start_time_seconds", kind::gauge,
+           "When the process started, as Unix time.");
+  t.sample({}, in.process.start_time_seconds);
+  t.family("outbox_process_resident_memory_bytes", kind::gauge,
+           "Resident memory of the process.");
+  t.sample({}, in.process.resident_bytes);
+  t.family("outbox_process_cpu_seconds_total", kind::counter,
+           "User and system CPU time of the process.");
+  t.sample({}, in.process.cpu_seconds);
+  t.family("outbox_process_open_fds", kind::gauge,
+           "Open file descriptors (database, broker and cluster connections "
+           "among them).");
+  t.sample({}, in.process.open_fds);
+}
+
+metric_labels actor_labels(const actor_metrics& m) {
+  return {{"role", m.role}, {"queue", m.queue}};
+}
+
+template <class F>
+void per_actor(prometheus_text& t, const metrics_input& in, const char* name,
+               kind k, const char* help, F value) {
+  t.family(name, k, help);
+  for (auto& a : in.node.view.actors)
+    t.sample(actor_labels(a.metrics), value(a));
+}
+
+void actors(prometheus_text& t, const metrics_input& in) {
+  per_actor(t, in, "outbox_actor_up", kind::gauge,
+            "1 while the actor runs, 0 once it has terminated.",
+            [](const actor_view& a) { return a.up ? 1.0 : 0.0; });
+  per_actor(t, in, "outbox_actor_passes_total", kind::counter,
+            "Passes the actor ran.",
+            [](const actor_view& a) { return double(a.metrics.passes); });
+  per_actor(t, in, "outbox_actor_rows_total", kind::counter,
+            "Rows the actor handled (events routed, deliveries sent, results "
+            "applied, deliveries swept).",
+            [](const actor_view& a) { return double(a.metrics.rows); });
+  per_actor(t, in, "outbox_actor_errors_total", kind::counter,
+            "Passes that failed.",
+            [](const actor_view& a) { return double(a.metrics.errors); });
+  per_actor(t, in, "outbox_actor_connected", kind::gauge,
+            "1 when the actor's last pass reached its database and broker.",
+            [](const actor_view& a) { return a.metrics.connected ? 1.0 : 0.0; });
+  auto now = in.now_ms;
+  per_actor(t, in, "outbox_actor_last_pass_age_seconds", kind::gauge,
+            "Seconds since the actor's last pass ended (since the node "
+            "started, before its first).",
+            [&](const actor_view& a) {
+              auto at = a.metrics.last_pass_ms != 0 ? a.metrics.last_pass_ms
+                                                    : in.node.started_ms;
+              return std::max<double>(0, (now - at) / 1000.0);
+            });
+  t.family("outbox_actor_outcomes_total", kind::counter,
+           "What the actor's passes did, by outcome (e.g. a result handler's "
+           "malformed, unknown_delivery, stale and wrong_job messages).");
+  for (auto& a : in.node.view.actors)
+    for (auto& [outcome, n] : a.metrics.counters) {
+      auto labels = actor_labels(a.metrics);
+      labels.emplace_back("outcome", outcome);
+      t.sample(labels, double(n));
+    }
+}
+
+void lifecycle(prometheus_text& t, const metrics_input& in) {
+  t.family("outbox_lifecycle_events_total", kind::counter,
+           "Lifecycle events of this node's actors since it started, by kind "
+           "and queue.");
+  for (auto& [k, by_queue] : in.node.lifecycle_by_queue)
+    for (auto& [queue, n] : by_queue)
+      t.sample({{"kind", k}, {"queue", queue}}, double(n));
+  t.family("outbox_status_joined", kind::gauge,
+           "1 while this node is joined to the status node.");
+  t.sample({}, in.node.status_joined ? 1 : 0);
+}
+
+void cluster(prometheus_text& t, const cluster_status& c) {
+  t.family("outbox_database_up", kind::gauge,
+           "1 when the status node's last read of the counts succeeded.");
+  t.sample({}, c.database_ok ? 1 : 0);
+  t.family("outbox_nodes", kind::gauge, "Nodes in the status view, up or down.");
+  double up = 0, down = 0;
+  for (auto& n : c.nodes)
+    (n.up ? up : down) += 1;
+  t.sample({{"state", "up"}}, up);
+  t.sample({{"state", "down"}}, down);
+  if (!c.database_ok)
+    return; // counts that could not be read are left out, not zero
+  auto& counts = c.counts;
+  t.family("outbox_deliveries", kind::gauge, "Deliveries by queue and status.");
+  for (auto& [queue, q] : counts.per_queue)
+    for (auto& [status, n] : q.per_status)
+      t.sample({{"queue", queue}, {"status", status}}, double(n));
+  t.family("outbox_unrouted_events", kind::gauge, "Events not routed yet.");
+  t.sample({}, double(counts.unrouted_events));
+  t.family("outbox_oldest_unrouted_event_age_seconds", kind::gauge,
+           "Age of the oldest event not routed yet (0 when there is none).");
+  t.sample({}, counts.oldest_unrouted_age_seconds);
+  t.family("outbox_oldest_open_delivery_age_seconds", kind::gauge,
+           "Age of the oldest pending or dispatched delivery, by queue.");
+  for (auto& [queue, q] : counts.per_queue)
+    t.sample({{"queue", queue}}, q.oldest_open_age_seconds);
+}
+
+} // namespace
+
+std::string render_node_metrics(const metrics_input& in) {
+  prometheus_text t;
+  build_and_process(t, in);
+  actors(t, in);
+  lifecycle(t, in);
+  if (in.cluster)
+    cluster(t, *in.cluster);
+  return t.str();
+}
+
+} // namespace outbox
