@@ -4,7 +4,8 @@
 
 OUTBOX_PACKAGES=(g++ make cmake pkg-config libcaf-dev libpq-dev librabbitmq-dev
                  rapidjson-dev libspdlog-dev postgresql-15 postgresql-client-15
-                 rabbitmq-server python3 python3-pika python3-psycopg2 openssl)
+                 rabbitmq-server python3 python3-pika python3-psycopg2 openssl
+                 libcpp-httplib-dev prometheus)
 
 install_deps() {
   local missing=()

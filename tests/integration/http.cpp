@@ -1,0 +1,167 @@
+#define CAF_SUITE integration.http
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+#include <httplib.h>
+#include <rapidjson/document.h>
+
+#include "tests/integration/child_process.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/test_worker.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+struct http_fixture : cluster_fixture {
+  std::string q = queue("http");
+  std::string dir = "/tmp/" + queue_prefix + "http/";
+  std::string config_path = dir + "outbox.json";
+  std::string status_port = std::to_string(free_port());
+  uint16_t http_port = free_port();
+
+  http_fixture() {
+    run_command("mkdir -p " + dir);
+    write_config_file(config_path, "{\"e\": [{\"job\": \"J\", \"queue\": \"" + q
+                                     + "\"}]}");
+  }
+
+  ~http_fixture() { run_command("rm -rf " + dir); }
+
+  /// outboxd with every role, its status port and its HTTP endpoint.
+  std::unique_ptr<child_process> node(const std::string& config,
+                                      std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"--config", config, "--listen",
+                                  "127.0.0.1:" + status_port, "--http",
+                                  "127.0.0.1:" + std::to_string(http_port)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<child_process>(OUTBOXD_PATH, args, dir + "node.log");
+  }
+
+  /// GET `path` from the node's endpoint: (status, body); status -1 when
+  /// nothing answered.
+  std::pair<int, std::string> get(const std::string& path) {
+    httplib::Client c{"127.0.0.1", http_port};
+    c.set_connection_timeout(2);
+    c.set_read_timeout(5);
+    auto res = c.Get(path.c_str());
+    if (!res)
+      return {-1, ""};
+    return {res->status, res->body};
+  }
+
+  /// The value of the sample `line_start` ("name{labels}") in `text`; -1
+  /// when it is not there.
+  static double sample(const std::string& text, const std::string& line_start) {
+    auto at = text.find("\n" + line_start + " ");
+    if (at == std::string::npos)
+      return -1;
+    return std::stod(text.substr(at + line_start.size() + 2));
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(http_tests, http_fixture)
+
+CAF_TEST(metrics are valid Prometheus text and count what flowed) {
+  auto n = node(config_path);
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::completed;
+                     }};
+  CAF_REQUIRE(wait_until([&] { return get("/readyz").first == 200; }));
+  for (int i = 0; i < 30; ++i)
+    publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 30; },
+                         std::chrono::seconds{20}));
+  std::string text;
+  auto lc = "outbox_lifecycle_events_total{kind=\"%s\",queue=\"" + q + "\"}";
+  auto kind = [&](const std::string& k) {
+    auto s = lc;
+    return s.replace(s.find("%s"), 2, k);
+  };
+  // The lifecycle counters and the database counts (cached for a second)
+  // catch up with what the database says.
+  CAF_CHECK(wait_until([&] {
+    text = get("/metrics").second;
+    return sample(text, kind("published")) == 30
+           && sample(text, kind("completed")) == 30
+           && sample(text, "outbox_deliveries{queue=\"" + q
+                             + "\",status=\"completed\"}")
+                == 30;
+  }));
+  CAF_CHECK_GREATER(sample(text, "outbox_actor_rows_total{role=\"dispatcher\","
+                                 "queue=\"" + q + "\"}"),
+                    29);
+  CAF_CHECK_EQUAL(sample(text, "outbox_database_up"), 1);
+  CAF_CHECK_EQUAL(sample(text, "outbox_nodes{state=\"up\"}"), 1);
+  std::ofstream{dir + "metrics.txt"} << text;
+  auto checked = run_command("promtool check metrics < " + dir + "metrics.txt");
+  CAF_MESSAGE("promtool: " << checked.second);
+  CAF_CHECK_EQUAL(checked.first, 0);
+  // /api/status is outboxctl status --json.
+  auto [code, body] = get("/api/status");
+  CAF_CHECK_EQUAL(code, 200);
+  rapidjson::Document doc;
+  doc.Parse(body.c_str());
+  CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
+  CAF_CHECK(doc["database"]["ok"].GetBool());
+  CAF_CHECK_EQUAL(doc["nodes"].Size(), 1u);
+  CAF_CHECK_EQUAL(get("/healthz").first, 200);
+  CAF_CHECK_EQUAL(get("/nothing-here").first, 404);
+  n->signal(SIGTERM);
+  CAF_CHECK_EQUAL(n->wait(), 0);
+}
+
+CAF_TEST(readyz names an unreachable broker while healthz stays up) {
+  auto text = read_file(config_path);
+  auto at = text.find(amqp_url());
+  CAF_REQUIRE(at != std::string::npos);
+  text.replace(at, amqp_url().size(),
+               "amqp://guest:guest@127.0.0.1:" + std::to_string(free_port()) + "/");
+  std::ofstream{dir + "dead-broker.json"} << text;
+  auto n = node(dir + "dead-broker.json");
+  std::string body;
+  CAF_CHECK(wait_until([&] {
+    auto r = get("/readyz");
+    body = r.second;
+    return r.first == 503 && body.find("broker") != std::string::npos;
+  }));
+  CAF_MESSAGE("readyz: " << body);
+  CAF_CHECK_NOT_EQUAL(body.find("\"dispatcher " + q + ": broker_unavailable"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(get("/healthz").first, 200);
+  n->signal(SIGTERM);
+  CAF_CHECK_EQUAL(n->wait(), 0);
+}
+
+CAF_TEST(the endpoint refuses plain HTTP off loopback and bad requests) {
+  auto refused = run_command(std::string{OUTBOXD_PATH} + " --config " + config_path
+                             + " --roles router --http 0.0.0.0:"
+                             + std::to_string(http_port));
+  check_ends(refused, 2, "is not a loopback address");
+  auto n = node(config_path);
+  CAF_REQUIRE(wait_until([&] { return get("/healthz").first == 200; }));
+  // An oversized URI, and a body where none is taken.
+  CAF_CHECK_EQUAL(get("/metrics?" + std::string(20000, 'x')).first, 414);
+  httplib::Client c{"127.0.0.1", http_port};
+  auto posted = c.Post("/metrics", std::string(100000, 'x'), "text/plain");
+  CAF_REQUIRE(posted);
+  CAF_CHECK_EQUAL(posted->status, 413);
+  CAF_CHECK_EQUAL(get("/healthz").first, 200);
+  n->signal(SIGTERM);
+  CAF_CHECK_EQUAL(n->wait(), 0);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
