@@ -26,11 +26,11 @@ constexpr auto service_interval = std::chrono::milliseconds{100};
 worker::worker(worker_options opts)
   : opts_(std::move(opts)),
     consumer_({opts_.amqp_url, "outbox worker " + opts_.queue, {opts_.queue},
-               opts_.queue, opts_.prefetch}),
+               opts_.queue, opts_.prefetch, opts_.type}),
     // The relay declares both queues too; declaring here lets a worker
     // start first.
     publisher_({opts_.amqp_url, "outbox worker results " + opts_.queue,
-                {results_queue(opts_.queue)}, {}, 0}) {
+                {results_queue(opts_.queue)}, {}, 0, opts_.type}) {
 }
 
 void worker::handle(const std::string& job, job_handler handler) {
