@@ -40,6 +40,8 @@ caf::expected<std::vector<std::string>> split_amqp_urls(const std::string& list)
     auto which = urls.size() == 1 ? std::string{}
                                   : "broker " + std::to_string(i + 1) + " of "
                                       + std::to_string(urls.size()) + " ";
+    if (urls[i].empty() && urls.size() == 1)
+      return make_error(errc::invalid_url, "is empty: give an amqp[s]:// URL");
     if (urls[i].empty())
       return make_error(errc::invalid_url,
                         which + "is empty (URLs are separated by single commas; "
