@@ -102,7 +102,14 @@ CAF_TEST(relay and workers fail over to the next broker of the list) {
            && lines_with("python-worker", "event=job_done") > 0;
   }));
   // Everybody is connected to the peer, the first broker of the list.
+  auto before = count_status("completed");
+  auto stop_started = std::chrono::steady_clock::now();
   stop_peer_broker();
+  CAF_MESSAGE("stopping the peer took "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now()
+                                               - stop_started).count()
+              << " s; completed before " << before << ", after "
+              << count_status("completed"));
   auto python_jobs = lines_with("python-worker", "event=job_done");
   auto v = settle(std::chrono::seconds{60});
   // What a connection held when it went down comes again: each worker's
