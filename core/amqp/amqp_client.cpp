@@ -394,7 +394,7 @@ caf::error amqp_client::declare_queue(const std::string& name,
   return make_error(errc::broker_error,
                     "queue \"" + name + "\" exists with another queue type (or "
                       "other arguments) than the " + to_string(opts.type)
-                      + " queue declared here (406 PRECONDITION_FAILED); "
+                      + " queue declared here (code 406, PRECONDITION_FAILED); "
                         "delete it or configure its type (queueType)");
 }
 
