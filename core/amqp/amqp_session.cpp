@@ -2,10 +2,27 @@
 
 #include <algorithm>
 
+#include "core/amqp/amqp_url.hpp"
 #include "core/amqp/amqp_url_list.hpp"
 #include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
 
 namespace outbox {
+
+namespace {
+
+// Says where a connection went when it is not where the last one was: an
+// operator sees a failover (host and port only, never the URL).
+void log_failover(const std::string& name, const std::string& url, size_t index,
+                  size_t count) {
+  auto parts = parse_amqp_url(url);
+  logger("amqp")->info("event=broker_failover connection={} broker={}/{} at={}",
+                       kv(name), index + 1, count,
+                       parts ? kv(parts->host + ":" + std::to_string(parts->port))
+                             : std::string{"-"});
+}
+
+} // namespace
 
 amqp_session::amqp_session(amqp_session_options opts) : opts_(std::move(opts)) {
 }
@@ -42,6 +59,8 @@ caf::error amqp_session::connect() {
       last = std::move(c.error());
       continue;
     }
+    if (i != current_)
+      log_failover(opts_.name, (*urls)[i], i, n);
     current_ = i;
     lost_ = false;
     // A refused declaration is the cluster's answer, not this node's: the

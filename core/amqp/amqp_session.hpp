@@ -84,6 +84,10 @@ public:
   /// broker after this one's.
   void reset();
 
+  /// The list entry (from 0) of the broker connected to, or last connected
+  /// to (0 before the first connect).
+  size_t broker_index() const { return current_; }
+
 private:
   caf::error connect();
   caf::error set_up(amqp_client& c);

@@ -116,8 +116,10 @@ CAF_TEST(relay and workers fail over to the next broker of the list) {
   // unacked jobs (prefetch 10) and each dispatcher's batch without its
   // confirms (batch size 50).
   check("first broker stopped", v, 2 * 10 + 2 * 50);
-  // Each C++ worker connected again (to the other broker) after the stop,
-  // and the Python worker ran jobs after it.
+  // The relay's connections and the C++ workers' went to the other broker
+  // of the list, and say so; the Python worker ran jobs after the stop.
+  CAF_CHECK_GREATER_OR_EQUAL(lines_with("dispatcher", "event=broker_failover"), 4);
+  CAF_CHECK_GREATER_OR_EQUAL(lines_with("worker-0", "event=broker_failover"), 2);
   CAF_CHECK_GREATER_OR_EQUAL(lines_with("worker-0", "event=consuming"), 2);
   CAF_CHECK_GREATER_OR_EQUAL(lines_with("worker-1", "event=consuming"), 2);
   CAF_CHECK_GREATER(lines_with("python-worker", "event=job_done"), python_jobs);
