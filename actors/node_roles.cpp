@@ -66,7 +66,8 @@ void spawn_agent(node_bootstrap& b) {
 
 void spawn_dispatcher(node_bootstrap& b, const std::string& queue) {
   auto publisher = std::make_shared<amqp_job_publisher>(
-    b.cfg.amqp_url, queue, std::chrono::milliseconds{confirm_timeout});
+    b.cfg.amqp_url, queue, std::chrono::milliseconds{confirm_timeout},
+    b.cfg.queue_type_of(queue));
   auto d = b.sys.spawn<caf::detached>(dispatcher,
                                       delivery_store(b, commit_mode::relay_progress),
                                       publisher, queue,
@@ -81,7 +82,8 @@ void spawn_dispatcher(node_bootstrap& b, const std::string& queue) {
 void spawn_result_handler(node_bootstrap& b, const std::string& queue) {
   // The prefetch bounds what one handler holds unacked: one batch.
   auto source = std::make_shared<amqp_result_source>(
-    b.cfg.amqp_url, queue, static_cast<uint16_t>(std::min(b.cfg.batch_size, 65535)));
+    b.cfg.amqp_url, queue, static_cast<uint16_t>(std::min(b.cfg.batch_size, 65535)),
+    b.cfg.queue_type_of(queue));
   // Its results are acked once applied: they must be durable by then.
   auto r = b.sys.spawn<caf::detached>(result_handler,
                                       delivery_store(b, commit_mode::before_ack),

@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   outbox::worker w{outbox::worker_options{
-    cfg->amqp_url, opts.queue, static_cast<uint16_t>(opts.prefetch)}};
+    cfg->amqp_url, opts.queue, static_cast<uint16_t>(opts.prefetch),
+    cfg->queue_type_of(opts.queue)}};
   for (auto job : demo_jobs)
     w.handle(job, run_scenario);
   if (auto err = w.check_routes(*cfg)) {

@@ -26,11 +26,11 @@ constexpr auto service_interval = std::chrono::milliseconds{100};
 worker::worker(worker_options opts)
   : opts_(std::move(opts)),
     consumer_({opts_.amqp_url, "outbox worker " + opts_.queue, {opts_.queue},
-               opts_.queue, opts_.prefetch}),
+               opts_.queue, opts_.prefetch, opts_.type}),
     // The relay declares both queues too; declaring here lets a worker
     // start first.
     publisher_({opts_.amqp_url, "outbox worker results " + opts_.queue,
-                {results_queue(opts_.queue)}, {}, 0}) {
+                {results_queue(opts_.queue)}, {}, 0, opts_.type}) {
 }
 
 void worker::handle(const std::string& job, job_handler handler) {
@@ -69,8 +69,11 @@ void worker::run(int64_t max_jobs) {
   while (!stop_ && (max_jobs <= 0 || handled < max_jobs)) {
     if (!consumer_.is_open() || !publisher_.is_open()) {
       if (auto err = connect()) {
+        // A refused declaration (a queue of another type) is no outage:
+        // it says so, and waits as long, until someone fixes the queue.
         if (unreachable.failed())
-          log->warn("event=broker_unreachable queue={} attempts={} since={} error={}",
+          log->warn("event={} queue={} attempts={} since={} error={}",
+                    err == errc::broker_error ? "broker_refused" : "broker_unreachable",
                     kv(opts_.queue), unreachable.count(),
                     format_timestamp(unreachable.since()), kv(render(err)));
         std::this_thread::sleep_for(unreachable.backoff(std::chrono::milliseconds{5000}));

@@ -33,9 +33,14 @@
 namespace outbox {
 
 struct worker_options {
+  /// One URL or a broker list (core/amqp/amqp_url_list.hpp): the worker
+  /// fails over to the next broker when its connection is lost.
   std::string amqp_url;
   std::string queue;
   uint16_t prefetch = 10; ///< unacked jobs this worker holds at most
+  /// The type the queue and its results queue are declared with: the
+  /// relay's (config::queue_type_of), or the declaration is refused.
+  queue_type type = queue_type::classic;
 };
 
 struct worker_counters {

@@ -15,6 +15,7 @@
 #include <caf/expected.hpp>
 
 #include "core/amqp/amqp_url.hpp"
+#include "core/amqp/queue_type.hpp"
 #include "core/domain/broker_message.hpp"
 
 namespace outbox {
@@ -23,6 +24,9 @@ struct queue_options {
   /// x-max-length; with reject_overflow the broker nacks publishes beyond it.
   std::optional<int64_t> max_length;
   bool reject_overflow = false;
+  /// x-queue-type. A queue keeps the type it was first declared with:
+  /// declaring it with another one is refused (see declare_queue).
+  queue_type type = queue_type::classic;
 };
 
 class amqp_client {
@@ -31,7 +35,9 @@ public:
   amqp_client(const amqp_client&) = delete;
   amqp_client& operator=(const amqp_client&) = delete;
 
-  /// Connects and opens a channel. `name` shows in the broker's connection
+  /// Connects and opens a channel. `url` may be a broker list
+  /// (amqp_url_list.hpp): its entries are tried in order and the first that
+  /// answers is taken (amqp_session adds the failover). `name` shows in the broker's connection
   /// list. `heartbeat` is what the client proposes (the URL's `heartbeat`
   /// wins over it; the broker's lower proposal wins over both). rabbitmq-c
   /// sends heartbeats only from inside its calls: a consumer does so while
@@ -40,7 +46,10 @@ public:
   connect(const std::string& url, const std::string& name,
           std::chrono::seconds heartbeat = std::chrono::seconds{10});
 
-  /// Declares a durable queue (idempotent with the same options).
+  /// Declares a durable queue (idempotent with the same options). A queue
+  /// that exists with another type or other arguments is refused by the
+  /// broker (406 PRECONDITION_FAILED, a channel close): that comes back as
+  /// errc::broker_error naming the queue, and the channel is reopened.
   caf::error declare_queue(const std::string& name, const queue_options& opts = {});
 
   /// Deletes a queue (tests clean up with it).
@@ -85,6 +94,9 @@ public:
 
 private:
   struct impl;
+  static caf::expected<std::unique_ptr<amqp_client>>
+  connect_one(const std::string& url, const std::string& name,
+              std::chrono::seconds heartbeat);
   explicit amqp_client(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };

@@ -5,10 +5,12 @@
 namespace outbox {
 
 amqp_job_publisher::amqp_job_publisher(std::string url, std::string queue,
-                                       std::chrono::milliseconds confirm_timeout)
+                                       std::chrono::milliseconds confirm_timeout,
+                                       queue_type type)
   // Workers may start after the relay: the queues must exist before the
   // first mandatory publish, or every message would come back returned.
-  : session_({url, "outbox dispatcher " + queue, {queue, results_queue(queue)}, {}, 0}),
+  : session_({url, "outbox dispatcher " + queue, {queue, results_queue(queue)}, {}, 0,
+              type}),
     confirm_timeout_(confirm_timeout) {
 }
 
@@ -25,9 +27,9 @@ amqp_job_publisher::publish(const std::vector<outgoing_message>& ms) {
 }
 
 amqp_result_source::amqp_result_source(std::string url, std::string queue,
-                                       uint16_t prefetch)
+                                       uint16_t prefetch, queue_type type)
   : session_({url, "outbox results " + queue, {queue, results_queue(queue)},
-              results_queue(queue), prefetch}) {
+              results_queue(queue), prefetch, type}) {
 }
 
 caf::expected<std::vector<incoming_message>>

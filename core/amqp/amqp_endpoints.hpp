@@ -15,9 +15,11 @@ namespace outbox {
 
 class amqp_job_publisher : public job_publisher {
 public:
-  /// Declares `queue` and its results queue on every connect.
+  /// Declares `queue` and its results queue (both of `type`) on every
+  /// connect. `url` may be a broker list.
   amqp_job_publisher(std::string url, std::string queue,
-                     std::chrono::milliseconds confirm_timeout);
+                     std::chrono::milliseconds confirm_timeout,
+                     queue_type type = queue_type::classic);
   caf::error ready() override;
   /// Messages the broker never got because the connection was found
   /// broken go again over a new one (amqp_session::publish).
@@ -31,8 +33,10 @@ private:
 
 class amqp_result_source : public result_source {
 public:
-  /// Consumes the results queue of `queue` with `prefetch` unacked messages.
-  amqp_result_source(std::string url, std::string queue, uint16_t prefetch);
+  /// Consumes the results queue of `queue` with `prefetch` unacked
+  /// messages; declares both queues as `type`.
+  amqp_result_source(std::string url, std::string queue, uint16_t prefetch,
+                     queue_type type = queue_type::classic);
   caf::expected<std::vector<incoming_message>>
   fetch(size_t max, std::chrono::milliseconds wait) override;
   caf::error ack_through(uint64_t tag) override;

@@ -2,26 +2,82 @@
 
 #include <algorithm>
 
+#include "core/amqp/amqp_url.hpp"
+#include "core/amqp/amqp_url_list.hpp"
 #include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
 
 namespace outbox {
+
+namespace {
+
+// Says where a connection went when it is not where the last one was: an
+// operator sees a failover (host and port only, never the URL).
+void log_failover(const std::string& name, const std::string& url, size_t index,
+                  size_t count) {
+  auto parts = parse_amqp_url(url);
+  logger("amqp")->info("event=broker_failover connection={} broker={}/{} at={}",
+                       kv(name), index + 1, count,
+                       parts ? kv(parts->host + ":" + std::to_string(parts->port))
+                             : std::string{"-"});
+}
+
+} // namespace
 
 amqp_session::amqp_session(amqp_session_options opts) : opts_(std::move(opts)) {
 }
 
-caf::error amqp_session::connect() {
-  client_.reset();
-  auto c = amqp_client::connect(opts_.url, opts_.name);
-  if (!c)
-    return c.error();
+caf::error amqp_session::set_up(amqp_client& c) {
+  queue_options declared;
+  declared.type = opts_.type;
   for (auto& q : opts_.declare)
-    if (auto err = (*c)->declare_queue(q))
+    if (auto err = c.declare_queue(q, declared))
       return err;
+  for (auto& [q, type] : extra_) {
+    queue_options own;
+    own.type = type;
+    if (auto err = c.declare_queue(q, own))
+      return err;
+  }
   if (!opts_.consume.empty())
-    if (auto err = (*c)->consume(opts_.consume, opts_.prefetch))
-      return err;
-  client_ = std::move(*c);
+    return c.consume(opts_.consume, opts_.prefetch);
   return caf::none;
+}
+
+caf::error amqp_session::connect() {
+  reset();
+  auto urls = split_amqp_urls(opts_.url);
+  if (!urls)
+    return urls.error();
+  auto n = urls->size();
+  auto start = lost_ ? (current_ + 1) % n : current_ % n;
+  caf::error last;
+  for (size_t k = 0; k < n; ++k) {
+    auto i = (start + k) % n;
+    auto c = amqp_client::connect((*urls)[i], opts_.name);
+    if (!c) {
+      last = std::move(c.error());
+      continue;
+    }
+    if (i != current_)
+      log_failover(opts_.name, (*urls)[i], i, n);
+    current_ = i;
+    lost_ = false;
+    // A refused declaration is the cluster's answer, not this node's: the
+    // other nodes would give the same.
+    if (auto err = set_up(**c))
+      return err;
+    client_ = std::move(*c);
+    return caf::none;
+  }
+  if (n == 1)
+    return last;
+  return make_error(last == errc::broker_error
+                      ? errc::broker_error
+                      : errc::broker_unavailable,
+                    "none of the " + std::to_string(n)
+                      + " brokers of the list answered; the last: "
+                      + context_of(last));
 }
 
 caf::error amqp_session::ready() {
@@ -31,17 +87,21 @@ caf::error amqp_session::ready() {
   return live ? caf::none : connect();
 }
 
-caf::error amqp_session::declare(const std::string& queue) {
+caf::error amqp_session::declare(const std::string& queue, queue_type type) {
   if (std::find(opts_.declare.begin(), opts_.declare.end(), queue)
-      != opts_.declare.end())
+        != opts_.declare.end()
+      || std::find(extra_.begin(), extra_.end(), std::make_pair(queue, type))
+           != extra_.end())
     return caf::none; // declared by the connect
   if (auto err = ready())
     return err;
-  if (auto err = client_->declare_queue(queue)) {
+  queue_options own;
+  own.type = type;
+  if (auto err = client_->declare_queue(queue, own)) {
     reset();
     return err;
   }
-  opts_.declare.push_back(queue);
+  extra_.emplace_back(queue, type);
   return caf::none;
 }
 
@@ -103,6 +163,8 @@ bool amqp_session::is_open() const {
 }
 
 void amqp_session::reset() {
+  if (client_)
+    lost_ = true;
   client_.reset();
 }
 

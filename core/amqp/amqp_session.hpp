@@ -4,6 +4,13 @@
 // that the next use connects again. The dispatcher's publisher, the result
 // handler's consumer, the worker's two connections and the producer's
 // direct publishing are each one session. Not thread-safe.
+//
+// The URL may be a broker list (amqp_url_list.hpp), the nodes of one
+// cluster: a connect tries them in order and takes the first that answers.
+// After a lost connection the next connect starts with the broker after the
+// one lost (and goes round the list), so that a node that went away is not
+// the first one waited for. A refused queue declaration is not a node's
+// fault: it ends the connect without trying the others.
 #pragma once
 
 #include <chrono>
@@ -11,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -20,13 +28,16 @@
 namespace outbox {
 
 struct amqp_session_options {
-  std::string url;
+  std::string url; ///< one URL or a broker list
   std::string name; ///< shows in the broker's connection list
   /// Durable queues declared on every connect: a mandatory publish to a
   /// queue nobody declared yet would come back returned.
   std::vector<std::string> declare;
   std::string consume; ///< the queue consumed; empty for a publisher
   uint16_t prefetch = 0; ///< unacked messages a consumer holds at most
+  /// The type of the queues in `declare` (a job queue and its results
+  /// queue have the same).
+  queue_type type = queue_type::classic;
 };
 
 class amqp_session {
@@ -40,8 +51,10 @@ public:
   /// it waits in next_message.
   caf::error ready();
 
-  /// Declares `queue` on the live connection and on every later connect.
-  caf::error declare(const std::string& queue);
+  /// Declares `queue` (of `type`) on the live connection and on every
+  /// later connect.
+  caf::error declare(const std::string& queue,
+                     queue_type type = queue_type::classic);
 
   /// Publishes like amqp_client::publish_batch, connecting first when
   /// needed. Messages found `unsent` (the connection was broken before they
@@ -67,13 +80,23 @@ public:
   /// True while a connection is held and not known to be broken.
   bool is_open() const;
 
-  /// Drops the connection; the next use connects again.
+  /// Drops the connection; the next use connects again, starting with the
+  /// broker after this one's.
   void reset();
+
+  /// The list entry (from 0) of the broker connected to, or last connected
+  /// to (0 before the first connect).
+  size_t broker_index() const { return current_; }
 
 private:
   caf::error connect();
+  caf::error set_up(amqp_client& c);
   amqp_session_options opts_;
+  /// Queues declared later (declare()), each with its own type.
+  std::vector<std::pair<std::string, queue_type>> extra_;
   std::unique_ptr<amqp_client> client_;
+  size_t current_ = 0; ///< the list entry connected to, or last connected to
+  bool lost_ = false;  ///< a connection to current_ was dropped since
 };
 
 } // namespace outbox

@@ -15,6 +15,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/amqp/amqp_client.hpp"
+#include "core/amqp/amqp_url_list.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/small_file.hpp"
 #include "core/base/text.hpp"
@@ -177,6 +178,15 @@ void read_merge(const json& v, const std::string& path, problems& errs,
     errs.add(path, v, "must be one of \"replace\", \"json-merge\", \"none\"");
 }
 
+void read_queue_type(const json& v, const std::string& path, problems& errs,
+                     queue_type& out) {
+  auto type = v.IsString() ? parse_queue_type(v.GetString()) : std::nullopt;
+  if (type)
+    out = *type;
+  else
+    errs.add(path, v, "must be \"classic\" or \"quorum\"");
+}
+
 // `except`: glob patterns (fnmatch: `*`, `?`, `[...]`) of event types
 // published straight to RabbitMQ instead of through the outbox.
 void read_direct_patterns(const json& v, const std::string& path,
@@ -206,21 +216,26 @@ enum class key_kind {
   flag,       // true or false
   delays,     // a list of positive integers
   merge,      // a merge mode
+  queue_type, // classic or quorum
   patterns,   // `except`
   routes,     // event type -> list of routes
 };
 
-// The routes, and the top-level ttlSeconds for those without their own
-// (read before them: it comes first in the table).
+// The routes, and the top-level ttlSeconds and queueType for those without
+// their own (read before them: they come first in the table); every routed
+// queue's type goes to `types`.
 struct routes_target {
   std::vector<route>* routes;
   const int64_t* default_ttl;
+  const queue_type* default_type;
+  std::map<std::string, queue_type>* types;
 };
 
 // Where a key's value goes.
 using destination
   = std::variant<std::string*, int32_t*, int64_t*, bool*, std::vector<int32_t>*,
-                 merge_mode*, std::vector<std::string>*, routes_target>;
+                 merge_mode*, queue_type*, std::vector<std::string>*,
+                 routes_target>;
 
 // One key of a JSON object: its name, kind, destination and limits. A
 // table of these drives reading, the unknown-key refusal and the wording.
@@ -234,8 +249,8 @@ struct key_spec {
 
 using key_table = std::vector<key_spec>;
 
-void read_routes(const json& v, const std::string& path, int64_t default_ttl,
-                 problems& errs, std::vector<route>& out);
+void read_routes(const json& v, const std::string& path,
+                 const routes_target& t, problems& errs);
 
 template <class T>
 T& target(const key_spec& k) {
@@ -275,10 +290,10 @@ void read_value(const json& v, const std::string& path, const key_spec& k,
     case key_kind::patterns:
       return read_direct_patterns(v, path, errs,
                                   target<std::vector<std::string>>(k));
-    case key_kind::routes: {
-      auto [routes, default_ttl] = std::get<routes_target>(k.out);
-      return read_routes(v, path, *default_ttl, errs, *routes);
-    }
+    case key_kind::queue_type:
+      return read_queue_type(v, path, errs, target<queue_type>(k));
+    case key_kind::routes:
+      return read_routes(v, path, std::get<routes_target>(k.out), errs);
   }
 }
 
@@ -311,7 +326,9 @@ void read_keys(const json& obj, const std::string& path, const key_table& keys,
   }
 }
 
-key_table route_keys(route& r) {
+// `type` receives the route's queueType (a queue's, kept apart from the
+// route's delivery rules).
+key_table route_keys(route& r, queue_type& type) {
   auto& rules = r.rules;
   return {
     {"job", key_kind::job, &r.job, 0, 0, true},
@@ -322,10 +339,12 @@ key_table route_keys(route& r) {
      &rules.delivery_timeout_seconds, 1, INT32_MAX},
     {"ttlSeconds", key_kind::integer, &rules.ttl_seconds, 0, INT32_MAX},
     {"merge", key_kind::merge, &rules.merge},
+    {"queueType", key_kind::queue_type, &type},
   };
 }
 
-// `ttl` receives the top-level ttlSeconds, which `routes` read.
+// `ttl` receives the top-level ttlSeconds, which `routes` read (and
+// queueType, c.default_queue_type).
 key_table top_level_keys(config& c, int64_t& ttl) {
   auto& n = c.names;
   return {
@@ -346,31 +365,51 @@ key_table top_level_keys(config& c, int64_t& ttl) {
     {"enabled", key_kind::flag, &c.enabled},
     {"except", key_kind::patterns, &c.direct_patterns},
     {"ttlSeconds", key_kind::integer, &ttl, 0, INT32_MAX},
-    {"routes", key_kind::routes, routes_target{&c.routes, &ttl}, 0, 0, true},
+    {"queueType", key_kind::queue_type, &c.default_queue_type},
+    {"routes", key_kind::routes,
+     routes_target{&c.routes, &ttl, &c.default_queue_type, &c.queue_types}, 0, 0,
+     true},
   };
 }
 
+// A queue has one type: a route that gives its queue another type than an
+// earlier route of that queue (its own queueType, or the default) is wrong.
+void record_queue_type(const route& r, queue_type type, const std::string& path,
+                       problems& errs, std::map<std::string, queue_type>& types) {
+  if (r.queue.empty())
+    return;
+  auto [it, fresh] = types.emplace(r.queue, type);
+  if (!fresh && it->second != type)
+    errs.add(path, std::string{"gives queue \""} + r.queue + "\" the type \""
+                     + to_string(type) + "\", an earlier route of it \""
+                     + to_string(it->second)
+                     + "\" (a queue has one type: give every route of it the "
+                       "same queueType)");
+}
+
 void read_route(const json& obj, const std::string& event_type,
-                const std::string& path, int64_t default_ttl, problems& errs,
-                std::vector<route>& out) {
+                const std::string& path, const routes_target& t, problems& errs) {
   if (!obj.IsObject()) {
     errs.add(path, obj, "must be an object");
     return;
   }
   route r;
   r.event_type = event_type;
-  r.rules.ttl_seconds = default_ttl; // the route's own ttlSeconds wins
-  read_keys(obj, path, route_keys(r), errs);
+  r.rules.ttl_seconds = *t.default_ttl; // the route's own ttlSeconds wins
+  auto type = *t.default_type;          // and its own queueType
+  read_keys(obj, path, route_keys(r, type), errs);
+  auto& out = *t.routes;
   for (auto& other : out)
     if (other.event_type == event_type && other.job == r.job
         && other.queue == r.queue && !r.job.empty())
       errs.add(path, "repeats job \"" + r.job + "\" on queue \"" + r.queue
                        + "\" of an earlier route of this event type");
+  record_queue_type(r, type, path, errs, *t.types);
   out.push_back(std::move(r));
 }
 
-void read_routes(const json& v, const std::string& path, int64_t default_ttl,
-                 problems& errs, std::vector<route>& out) {
+void read_routes(const json& v, const std::string& path,
+                 const routes_target& t, problems& errs) {
   if (!v.IsObject()) {
     errs.add(path, v, "must be an object of event type -> list of routes");
     return;
@@ -392,8 +431,7 @@ void read_routes(const json& v, const std::string& path, int64_t default_ttl,
       continue;
     }
     for (rapidjson::SizeType i = 0; i < m.value.Size(); ++i)
-      read_route(m.value[i], type, at + "[" + std::to_string(i) + "]",
-                 default_ttl, errs, out);
+      read_route(m.value[i], type, at + "[" + std::to_string(i) + "]", t, errs);
   }
 }
 
@@ -410,8 +448,8 @@ void check_database_url(const std::string& url, const char* source,
 
 void check_amqp_url(const std::string& url, const char* source,
                     problems& errs) {
-  if (auto parts = parse_amqp_url(url); !parts)
-    errs.add(source, context_of(parts.error()));
+  if (auto urls = split_amqp_urls(url); !urls)
+    errs.add(source, context_of(urls.error()));
 }
 
 // Lets the environment override a URL; returns where the value came from.
@@ -472,6 +510,11 @@ bool config::publishes_directly(const std::string& event_type) const {
     if (fnmatch(p.c_str(), event_type.c_str(), 0) == 0)
       return true;
   return false;
+}
+
+queue_type config::queue_type_of(const std::string& queue) const {
+  auto it = queue_types.find(queue);
+  return it == queue_types.end() ? default_queue_type : it->second;
 }
 
 std::vector<std::string> config::queues() const {

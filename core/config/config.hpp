@@ -2,11 +2,13 @@
 // routes, read from a JSON file and validated as a whole.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include <caf/expected.hpp>
 
+#include "core/amqp/queue_type.hpp"
 #include "core/domain/route.hpp"
 #include "core/domain/schema_names.hpp"
 
@@ -15,7 +17,9 @@ namespace outbox {
 struct config {
   /// libpq URI or key=value string; OUTBOX_DATABASE_URL overrides it.
   std::string database_url = "postgresql://postgres@127.0.0.1:5432/postgres";
-  /// amqp://user:password@host:port/vhost; OUTBOX_AMQP_URL overrides it.
+  /// amqp://user:password@host:port/vhost, or a list of such URLs, the
+  /// nodes of one cluster, separated by commas (core/amqp/amqp_url_list.hpp);
+  /// OUTBOX_AMQP_URL overrides it.
   std::string amqp_url = "amqp://guest:guest@127.0.0.1:5672/";
   /// Files that hold the URLs instead (databaseUrlFile, amqpUrlFile); ""
   /// when the URL is inline or the default.
@@ -45,6 +49,16 @@ struct config {
   /// (for messages worthless a moment later: metrics, presence).
   std::vector<std::string> direct_patterns;
   std::vector<route> routes;
+  /// queueType: the type of the job queues (and their results queues) whose
+  /// routes give none of their own.
+  queue_type default_queue_type = queue_type::classic;
+  /// The type of every routed queue: its routes' queueType, else the
+  /// default; every route of a queue comes to the same.
+  std::map<std::string, queue_type> queue_types;
+
+  /// The type `queue` is declared with (the default for a queue no route
+  /// names).
+  queue_type queue_type_of(const std::string& queue) const;
 
   /// True when the producer API publishes `event_type` directly: the outbox
   /// is disabled, or the type matches an `except` pattern.

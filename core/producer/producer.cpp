@@ -78,7 +78,7 @@ caf::expected<int64_t> producer::publish_directly(const event& ev) {
   if (auto err = session_.ready())
     return err;
   for (auto& m : messages)
-    if (auto err = session_.declare(m.routing_key))
+    if (auto err = session_.declare(m.routing_key, cfg_.queue_type_of(m.routing_key)))
       return err;
   auto statuses = session_.publish(messages, confirm_timeout_);
   auto log = logger("producer");

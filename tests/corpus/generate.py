@@ -233,6 +233,32 @@ def config_cases():
     add("good-unicode", with_routes({"événement": [route(job="Tâche")]}), "ok")
     add("good-deep-16", b'{"routes": {"e": [{"job": "J", "queue": "q", '
         b'"retryDelaysSeconds": [1]}]}}', "ok")
+    # Queue types (issue 19): globally and per route, one type per queue.
+    type_rule = 'must be "classic" or "quorum"'
+    for label, value in [("bogus", "mirrored"), ("upper", "QUORUM"),
+                         ("int", 1), ("null", None), ("empty", "")]:
+        add("queue-type-" + label, with_routes({}, queueType=value), type_rule)
+        add("route-queue-type-" + label, one_route(queueType=value), type_rule)
+    add("queue-type-conflict", with_routes(
+        {"e": [route(queueType="quorum")], "f": [route(job="K")]}),
+        "a queue has one type")
+    add("queue-type-conflict-routes", with_routes(
+        {"e": [route(queueType="quorum"), route(job="K", queueType="classic")]}),
+        "a queue has one type")
+    # Broker lists: an entry is named by its position, never shown.
+    good_url = "amqp://u:%s@h1:5672/" % SECRET
+    for label, urls, expect in [
+            ("empty-entry", good_url + ",,amqp://h2/", "broker 2 of 3"),
+            ("trailing-comma", good_url + ",", "broker 2 of 2 is empty"),
+            ("bad-second", good_url + ",http://u:%s@h2/" % SECRET, "broker 2 of 2"),
+            ("bad-port", good_url + ", amqp://u:%s@h2:99999/" % SECRET, "broker 2 of 2"),
+            ("too-many", ",".join([good_url] * 17), "at most 16")]:
+        add("amqp-url-list-" + label, with_routes({}, amqpUrl=urls), expect)
+    add("good-queue-types", with_routes(
+        {"e": [route(), route(job="K", queue="corpus.classic", queueType="classic")]},
+        queueType="quorum"), "ok")
+    add("good-amqp-url-list", with_routes(
+        {}, amqpUrl="amqp://u@h1:5672/, amqps://u@h2/?cacertfile=/ca.pem"), "ok")
     return cases
 
 

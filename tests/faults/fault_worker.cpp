@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   }
   std::ofstream journal{opts.journal, std::ios::app};
   outbox::worker w{outbox::worker_options{cfg->amqp_url, opts.queue,
-                                          static_cast<uint16_t>(opts.prefetch)}};
+                                          static_cast<uint16_t>(opts.prefetch),
+                                          cfg->queue_type_of(opts.queue)}};
   w.handle(opts.job, [&](const outbox::job_context& ctx) {
     std::this_thread::sleep_for(std::chrono::milliseconds{opts.job_ms});
     journal << ctx.delivery_id << std::endl; // flushed: a kill -9 keeps it

@@ -45,7 +45,30 @@ private_services::private_services(int broker_heartbeat_seconds) {
 }
 
 private_services::~private_services() {
+  if (!peer_dir_.empty())
+    shell("rabbitmq_stop " + peer_dir_ + "; rm -rf " + peer_dir_);
   shell("services_stop " + dir_ + "; rm -rf " + dir_);
+}
+
+std::string private_services::broker_url() const {
+  return "amqp://guest:guest@127.0.0.1:" + read_file(dir_ + "/rabbitmq/port") + "/";
+}
+
+std::string private_services::reserve_peer_broker() {
+  // Beside the first node's folder: the same owner and permissions.
+  peer_dir_ = dir_ + "-peer";
+  shell("mkdir -p " + peer_dir_ + " && chmod 755 " + peer_dir_
+        + " && rabbitmq_ports " + peer_dir_);
+  return "amqp://guest:guest@127.0.0.1:"
+         + read_file(peer_dir_ + "/rabbitmq/port") + "/";
+}
+
+void private_services::start_peer_broker() {
+  shell("rabbitmq_join " + peer_dir_ + " " + dir_);
+}
+
+void private_services::stop_peer_broker() {
+  shell("rabbitmq_halt " + peer_dir_);
 }
 
 void private_services::stop_broker() {

@@ -26,11 +26,22 @@ public:
   /// The broker's log folder (its connection and heartbeat lines).
   std::string broker_log_dir() const { return dir_ + "/rabbitmq/log"; }
 
+  /// The URL of the broker started above (OUTBOX_TEST_AMQP_URL as set).
+  std::string broker_url() const;
+
+  /// A second RabbitMQ node for a cluster of two: its ports are picked now
+  /// and its URL returned; it starts and joins the first node's cluster in
+  /// start_peer_broker(). Stopped by stop_peer_broker() or at the end.
+  std::string reserve_peer_broker();
+  void start_peer_broker();
+  void stop_peer_broker();
+
 private:
   // Runs `calls` after sourcing services.sh; fails the test if it fails.
   void shell(const std::string& calls);
 
   std::string dir_;
+  std::string peer_dir_; ///< "" without a second node
 };
 
 } // namespace outbox::testing

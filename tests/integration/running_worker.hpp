@@ -20,7 +20,10 @@ struct running_worker {
 
   running_worker(const std::string& url, const std::string& queue,
                  handler_map handlers)
-    : w(worker_options{url, queue, 5}) {
+    : running_worker(worker_options{url, queue, 5}, std::move(handlers)) {
+  }
+
+  running_worker(worker_options opts, handler_map handlers) : w(std::move(opts)) {
     for (auto& [job, h] : handlers)
       w.handle(job, h);
     t = std::thread{[this] { w.run(); }};

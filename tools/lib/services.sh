@@ -179,6 +179,38 @@ rabbitmq_stop() {
   rm -f "$dir/port" "$dir/tls_port" "$dir/started_epmd"
 }
 
+# Picks the ports of a RabbitMQ node under DIR without starting it, so that
+# its URL can be handed out first; rabbitmq_start keeps them.
+rabbitmq_ports() {
+  local dir=$1/rabbitmq
+  mkdir -p "$dir"
+  [ -f "$dir/port" ] || free_port >"$dir/port" || return 1
+  [ -f "$dir/dist_port" ] || free_port >"$dir/dist_port" || return 1
+  [ -f "$dir/tls_port" ] || free_port >"$dir/tls_port" || return 1
+}
+
+# A second node for a cluster of two: starts the node under PEER_DIR with the
+# Erlang cookie of the running node under DIR (nodes and rabbitmqctl prove
+# themselves to each other with it) and joins it to that node's cluster.
+# The joining node is reset, so it brings no data; the first keeps its
+# queues. Stop it with rabbitmq_halt/rabbitmq_stop PEER_DIR.
+rabbitmq_join() {
+  local peer=$1/rabbitmq first=$2/rabbitmq node
+  mkdir -p "$peer"
+  [ -f "$first/.erlang.cookie" ] || { echo "no cookie in $first" >&2; return 1; }
+  rm -f "$peer/.erlang.cookie"
+  cp "$first/.erlang.cookie" "$peer/.erlang.cookie"
+  chmod 400 "$peer/.erlang.cookie"
+  # In a subshell: rabbitmq_start exports the peer's URLs, which are not
+  # the test's.
+  ( rabbitmq_start "$1" ) || return 1
+  node=$(rabbitmq_node "$1")
+  local ctl=(as_service_user rabbitmq env HOME="$peer" "$RMQ_BIN/rabbitmqctl" -n "$node" -q)
+  { "${ctl[@]}" stop_app && "${ctl[@]}" join_cluster "$(rabbitmq_node "$2")" \
+      && "${ctl[@]}" start_app && "${ctl[@]}" --timeout 60 await_startup; } \
+    >"$peer/join.log" 2>&1 || { echo "the node did not join:" >&2; cat "$peer/join.log" >&2; return 1; }
+}
+
 # Starts both servers under DIR and exports the OUTBOX_TEST_* variables.
 services_start() {
   postgres_start "$1" && rabbitmq_start "$1"

@@ -10,6 +10,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pika
 
+from outbox_urls import split_amqp_urls
+
 TLS_KEYS = ("cacertfile", "certfile", "keyfile")
 
 
@@ -60,6 +62,13 @@ def amqp_parameters(url):
         params.ssl_options = pika.SSLOptions(tls_context(files),
                                              server_hostname=parts.hostname)
     return params
+
+
+def amqp_parameters_list(text):
+    """pika parameters for every broker of a list (one URL is a list of
+    one), in its order: pika.BlockingConnection tries them in turn and takes
+    the first that answers. Raises as amqp_parameters."""
+    return [amqp_parameters(url) for url in split_amqp_urls(text)]
 
 
 def tls_failure(error):

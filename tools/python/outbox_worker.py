@@ -4,8 +4,15 @@ with Debian's python3-pika: it proves a worker needs no C++.
 
 As a library:   w = Worker(url, "stock.publish"); w.handle("PublishStockJob", fn); w.run()
 As a program:   OUTBOX_AMQP_URL=... outbox_worker.py --queue QUEUE [--max-jobs N]
+                [--queue-type classic|quorum]
                 (or --amqp-url-file PATH; the example's scenarios, as
                 tools/example_worker.cpp)
+
+The URL may list the nodes of a cluster ("URL,URL"): each connect tries them
+in order (pika), so a lost node is left for the next that answers. The queue
+and its results queue are declared with the relay's queue type (the config's
+queueType); a queue that exists with another type is refused by RabbitMQ
+(406), which is logged naming the queue and retried with backoff.
 
 A handler gets a Job; returning completes it, raising RetryableError asks for
 a retry, raising JobFailed (or anything else) fails it. Only the reasons of
@@ -25,8 +32,8 @@ import time
 
 import pika
 
-from outbox_tls import TlsSetupError, amqp_parameters, tls_failure
-from outbox_urls import resolve_url
+from outbox_tls import TlsSetupError, amqp_parameters_list, tls_failure
+from outbox_urls import BrokerListError, resolve_url
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -163,8 +170,10 @@ def parse_job(body):
 
 
 class Worker:
-    def __init__(self, amqp_url, queue, prefetch=10):
+    def __init__(self, amqp_url, queue, prefetch=10, queue_type="classic"):
         self.amqp_url, self.queue, self.prefetch = amqp_url, queue, prefetch
+        # x-queue-type of both queues: the relay declares them so too.
+        self.queue_arguments = {"x-queue-type": queue_type}
         self.handlers = {}
         self.stopping = False
         self.counts = {"completed": 0, "retry": 0, "failed": 0, "malformed": 0,
@@ -258,15 +267,26 @@ class Worker:
                     outcome, reason)
         jobs.basic_ack(method.delivery_tag)
 
+    def _declare(self, channel, queue):
+        try:
+            channel.queue_declare(queue, durable=True, arguments=self.queue_arguments)
+        except pika.exceptions.ChannelClosedByBroker as e:
+            if e.reply_code == 406:  # the broker's text is not ours to log
+                self.log.error("event=queue_declare_refused queue=%r why=\"exists with "
+                               "another queue type (or other arguments) than %s\"",
+                               queue, self.queue_arguments["x-queue-type"])
+            raise
+
     def run(self, max_jobs=0):
         handled, failures = 0, 0
-        params = amqp_parameters(self.amqp_url)  # TlsSetupError: a bad setting
+        params = amqp_parameters_list(self.amqp_url)  # TlsSetupError: a bad setting
         while not self.stopping and (max_jobs <= 0 or handled < max_jobs):
+            conn = None
             try:
                 conn = pika.BlockingConnection(params)
                 jobs, results = conn.channel(), conn.channel()
-                jobs.queue_declare(self.queue, durable=True)
-                results.queue_declare(self.queue + ".results", durable=True)
+                self._declare(jobs, self.queue)
+                self._declare(results, self.queue + ".results")
                 results.confirm_delivery()
                 jobs.basic_qos(prefetch_count=self.prefetch)
                 failures = 0
@@ -286,7 +306,16 @@ class Worker:
                 failures += 1
                 self.log.warning("event=broker_error error=%s tls=%s attempts=%d",
                                  type(e).__name__, tls_failure(e) or "-", failures)
+                _close_quietly(conn)  # a refused declaration leaves it open
                 time.sleep(min(0.2 * 2 ** min(failures, 5), 5.0))
+
+
+def _close_quietly(conn):
+    if conn is not None and conn.is_open:
+        try:
+            conn.close()
+        except pika.exceptions.AMQPError:
+            pass  # it broke meanwhile: nothing left to close
 
 
 def scenario(job):
@@ -313,6 +342,9 @@ def main():
     parser.add_argument("--jobs", default="PublishStockJob,IndexStockJob,SendConfirmationJob",
                         help="comma-separated jobs this worker runs")
     parser.add_argument("--prefetch", type=int, default=10)
+    parser.add_argument("--queue-type", choices=("classic", "quorum"), default="classic",
+                        help="the type the queues are declared with: the config's "
+                        "queueType for this queue (default: classic)")
     parser.add_argument("--max-jobs", type=int, default=0)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
@@ -323,14 +355,17 @@ def main():
     url = resolve_url("outbox_worker", "amqp-url", args.amqp_url,
                       args.amqp_url_file, "OUTBOX_AMQP_URL")
     try:  # a setting that cannot work stops here, not in a retry loop
-        amqp_parameters(url)
+        amqp_parameters_list(url)
     except TlsSetupError as e:
+        print(f"outbox_worker: {e}", file=sys.stderr)
+        sys.exit(2)
+    except BrokerListError as e:  # our own words, never the URL
         print(f"outbox_worker: {e}", file=sys.stderr)
         sys.exit(2)
     except ValueError:  # pika's text may quote the URL's values
         print("outbox_worker: the broker URL is not a valid amqp[s]:// URL", file=sys.stderr)
         sys.exit(2)
-    worker = Worker(url, args.queue, args.prefetch)
+    worker = Worker(url, args.queue, args.prefetch, args.queue_type)
     for job in filter(None, args.jobs.split(",")):
         worker.handle(job, scenario)
     signal.signal(signal.SIGTERM, worker.stop)
