@@ -3,9 +3,10 @@
 # temporary root (nothing is installed on the machine): its control data and
 # files, the dependencies this machine must satisfy, the units
 # (systemd-analyze verify) and the system user (systemd-sysusers --dry-run).
-# Then a TLS status node started as outboxd@.service starts it, from the
-# installed binary, unit and example config (pointed at the test servers),
-# with certificates of tools/make-certs, answered by the installed outboxctl.
+# Then the installed three-host example layout, every node on loopback with
+# mutual TLS and started as outboxd@.service starts it, from the installed
+# binary, unit and example config (pointed at the test servers), with
+# certificates of tools/make-certs: the installed outboxctl shows them all.
 # Removes what it made, also on failure.
 #
 #   package.sh SOURCE_DIR BUILD_DIR      (needs the OUTBOX_TEST_* servers)
@@ -15,11 +16,14 @@ SRC=$1 BUILD=$2
 source "$SRC/tests/deploy/package_lib.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/outbox-package.XXXXXX")
-ROOT=$TMP/root ETC=$TMP/root/etc/outbox NODE_PID=
+ROOT=$TMP/root ETC=$TMP/root/etc/outbox NODE_PIDS=()
+# This run's tables, function and queues (the servers are shared).
 NAMES=pkg$$_$RANDOM
 cleanup() {
-  if [ -n "$NODE_PID" ]; then kill -9 "$NODE_PID" 2>/dev/null || true; fi
+  [ ${#NODE_PIDS[@]} = 0 ] || kill -9 "${NODE_PIDS[@]}" 2>/dev/null || true
   pkg_drop_schema "$NAMES" || echo "warning: could not drop the ${NAMES}_* tables" >&2
+  [ ! -f "$ETC/outbox.json" ] || pkg_delete_queues "$ETC/outbox.json" \
+    || echo "warning: could not delete the ${NAMES}.* queues" >&2
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -59,37 +63,42 @@ if command -v systemd-analyze >/dev/null; then
   pkg_verify_units "$ROOT"
   USERS=$(systemd-sysusers --root="$ROOT" --dry-run 2>&1) || fail "systemd-sysusers: $USERS"
   [[ "$USERS" == *"Creating user 'outbox'"* ]] || fail "sysusers.d/outbox.conf makes no user outbox: $USERS"
+else
+  step "skipped: the unit and sysusers checks (no systemd-analyze on this machine)"
 fi
 
-step "a TLS status node from the installed files"
+step "the installed three-host layout on loopback, as its units would run it"
+LAYOUT=$ROOT/usr/share/doc/outbox/examples/cluster-3hosts.conf
+mapfile -t NODES < <(awk '$1 !~ /^#/ && NF {print $1}' "$LAYOUT")
+[ ${#NODES[@]} = 4 ] || fail "the layout has ${#NODES[@]} nodes, not 4"
 echo "a test passphrase" >"$TMP/pass"
-"$SRC/tools/make-certs" --dir "$ETC/tls" --passphrase-file "$TMP/pass" status operator >/dev/null
+"$SRC/tools/make-certs" --dir "$ETC/tls" --passphrase-file "$TMP/pass" "${NODES[@]}" operator >/dev/null
 pkg_point_config "$ROOT" "$NAMES"
 PORT=$(pkg_free_port)
-printf 'OUTBOX_FLAGS="--roles status --listen 127.0.0.1:%s %s --tls-key-passphrase-file %s"\n' \
-  "$PORT" "$(pkg_tls_flags "$ETC/tls" status)" "$TMP/pass" >"$ETC/status.conf"
+pkg_instance_files "$LAYOUT" "$ETC" "10.0.0.1:4250" "127.0.0.1:$PORT" "--tls-key-passphrase-file $TMP/pass"
 "$ROOT/usr/bin/outboxctl" migrate --config "$ETC/outbox.json" >/dev/null
-pkg_exec_start "$ROOT" "$UNIT" status >"$TMP/status.log" 2>&1 &
-NODE_PID=$!
-read -ra OPERATOR_TLS <<<"$(pkg_tls_flags "$ETC/tls" operator)"
-STATUS=(status --connect "127.0.0.1:$PORT" "${OPERATOR_TLS[@]}" --tls-key-passphrase-file "$TMP/pass" --json)
-wait_for 60 "outboxctl status answers" "$ROOT/usr/bin/outboxctl" "${STATUS[@]}"
-"$ROOT/usr/bin/outboxctl" "${STATUS[@]}" >"$TMP/status.json"
-/usr/bin/python3 -c 'import json,sys
-s = json.load(open(sys.argv[1]))
-assert s["database"]["ok"], "the status node has no database"
-assert [n["name"].split("@")[0] for n in s["nodes"]] == ["status"], s["nodes"]' "$TMP/status.json" \
-  || fail "unexpected status: $(cat "$TMP/status.json")"
-
-step "SIGTERM stops the node with 0; its log holds no URL"
-kill -TERM "$NODE_PID"
-wait_for 30 "the node exits" pkg_gone "$NODE_PID"
-rc=0; wait "$NODE_PID" || rc=$?
-NODE_PID=
-[ $rc = 0 ] || { cat "$TMP/status.log" >&2; fail "the node exited $rc"; }
-grep -q 'event=node_started.*tls=mutual identity=status' "$TMP/status.log" \
-  || { cat "$TMP/status.log" >&2; fail "no node_started with TLS identity in the log"; }
-for f in "$ETC/database.url" "$ETC/amqp.url" "$TMP/pass"; do
-  if grep -qF -f "$f" "$TMP/status.log"; then fail "the log holds the content of $f"; fi
+for node in "${NODES[@]}"; do
+  pkg_exec_start "$ROOT" "$UNIT" "$node" >"$TMP/$node.log" 2>&1 &
+  NODE_PIDS+=($!)
 done
+read -ra OPERATOR_TLS <<<"$(pkg_tls_flags "$ETC/tls" operator)"
+STATUS=("$ROOT/usr/bin/outboxctl" status --connect "127.0.0.1:$PORT" "${OPERATOR_TLS[@]}"
+        --tls-key-passphrase-file "$TMP/pass" --json)
+wait_for 60 "outboxctl status shows every node up" pkg_status_shows "$TMP/status.json" "${NODES[*]}" "${STATUS[@]}"
+/usr/bin/python3 -c 'import json,sys; print("    up:", *[n["name"] for n in json.load(open(sys.argv[1]))["nodes"]])' "$TMP/status.json"
+
+step "SIGTERM stops each node with 0; the logs hold no secret"
+kill -TERM "${NODE_PIDS[@]}"
+for i in "${!NODE_PIDS[@]}"; do
+  node=${NODES[$i]}
+  wait_for 30 "$node exits" pkg_gone "${NODE_PIDS[$i]}"
+  rc=0; wait "${NODE_PIDS[$i]}" || rc=$?
+  [ $rc = 0 ] || { tail -20 "$TMP/$node.log" >&2; fail "$node exited $rc"; }
+  grep -q "event=node_started.*tls=mutual identity=$node" "$TMP/$node.log" \
+    || { tail -20 "$TMP/$node.log" >&2; fail "$node logged no node_started with its TLS identity"; }
+  for f in "$ETC/database.url" "$ETC/amqp.url" "$TMP/pass"; do
+    if grep -qF -f "$f" "$TMP/$node.log"; then fail "the log of $node holds the content of $f"; fi
+  done
+done
+NODE_PIDS=()
 echo "PASS"

@@ -67,7 +67,8 @@ pkg_verify_units() {
 }
 
 # pkg_point_config ROOT NAMES: the installed example config with its
-# /etc/outbox paths moved into ROOT, tables and function named NAMES_*, and
+# /etc/outbox paths moved into ROOT, tables and function named NAMES_*,
+# queues NAMES.<queue>, and
 # URL files (mode 0640, as docs/operations.md tells) for the test servers.
 pkg_point_config() {
   local etc=$1/etc/outbox names=$2
@@ -77,6 +78,9 @@ path, etc, names = sys.argv[1:]
 cfg = json.load(open(path))
 for key in ("databaseUrlFile", "amqpUrlFile"):
     cfg[key] = cfg[key].replace("/etc/outbox", etc, 1)
+for routes in cfg["routes"].values():
+    for route in routes:
+        route["queue"] = names + "." + route["queue"]
 for key, suffix in (("eventsTableName", "events"), ("deliveriesTableName", "deliveries"),
                     ("migrationsTableName", "migrations"), ("publishFunctionName", "publish")):
     cfg[key] = names + "_" + suffix
@@ -94,6 +98,48 @@ pkg_database_url() {
   url+=" connect_timeout=5"
   [ -z "${OUTBOX_TEST_DB_PASSWORD:-}" ] || url+=" password=$OUTBOX_TEST_DB_PASSWORD"
   echo "$url"
+}
+
+# pkg_instance_files LAYOUT ETC FROM TO EXTRA: ETC/NAME.conf for each line
+# of a cluster layout file, as docs/operations.md tells: OUTBOX_FLAGS="..."
+# with the address FROM replaced by TO, /etc/outbox by ETC, and EXTRA added.
+pkg_instance_files() {
+  local layout=$1 etc=$2 from=$3 to=$4 extra=$5 name flags
+  grep -q -- "--listen $from" "$layout" || fail "$layout: no --listen $from"
+  while read -r name flags; do
+    case "$name" in ''|'#'*) continue ;; esac
+    flags=${flags//$from/$to}
+    printf 'OUTBOX_FLAGS="%s %s"\n' "${flags//\/etc\/outbox/$etc}" "$extra" >"$etc/$name.conf"
+  done <"$layout"
+}
+
+# pkg_status_shows FILE "NAMES" OUTBOXCTL...: the status (--json, saved in
+# FILE) has the database and exactly the nodes NAMES (by their TLS
+# identity), each up.
+pkg_status_shows() {
+  local file=$1 names=$2
+  shift 2
+  "$@" >"$file" || return 1
+  /usr/bin/python3 -c 'import json,sys
+s = json.load(open(sys.argv[1]))
+ids = sorted(n["name"].split("@")[0] for n in s["nodes"] if n["up"])
+sys.exit(0 if s["database"]["ok"] and ids == sorted(sys.argv[2].split()) else 1)' "$file" "$names"
+}
+
+# pkg_delete_queues CONFIG: deletes each queue CONFIG routes to and its
+# results queue from the broker of OUTBOX_TEST_AMQP_URL.
+pkg_delete_queues() {
+  /usr/bin/python3 - "$1" <<'PY'
+import json, os, sys
+import pika
+queues = {r["queue"] for rs in json.load(open(sys.argv[1]))["routes"].values() for r in rs}
+conn = pika.BlockingConnection(pika.URLParameters(os.environ["OUTBOX_TEST_AMQP_URL"]))
+channel = conn.channel()
+for q in sorted(queues):
+    channel.queue_delete(q)
+    channel.queue_delete(q + ".results")
+conn.close()
+PY
 }
 
 # pkg_tls_flags DIR NAME: the --tls-* flags of certificate NAME in DIR.
