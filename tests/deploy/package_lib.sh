@@ -100,16 +100,18 @@ pkg_database_url() {
   echo "$url"
 }
 
-# pkg_instance_files LAYOUT ETC FROM TO EXTRA: ETC/NAME.conf for each line
-# of a cluster layout file, as docs/operations.md tells: OUTBOX_FLAGS="..."
-# with the address FROM replaced by TO, /etc/outbox by ETC, and EXTRA added.
+# pkg_instance_files LAYOUT ETC FROM TO EXTRA: ETC/NAME.conf for each node
+# of a cluster layout file, by the sed line of docs/operations.md (step 4),
+# then with the address FROM replaced by TO, /etc/outbox by ETC, and EXTRA
+# added to the flags.
 pkg_instance_files() {
-  local layout=$1 etc=$2 from=$3 to=$4 extra=$5 name flags
+  local layout=$1 etc=$2 from=$3 to=$4 extra=$5 name
   grep -q -- "--listen $from" "$layout" || fail "$layout: no --listen $from"
-  while read -r name flags; do
+  # shellcheck disable=SC2094 # the loop and sed both only read the layout
+  while read -r name _; do
     case "$name" in ''|'#'*) continue ;; esac
-    flags=${flags//$from/$to}
-    printf 'OUTBOX_FLAGS="%s %s"\n' "${flags//\/etc\/outbox/$etc}" "$extra" >"$etc/$name.conf"
+    sed -n "s/^$name  *\(.*\)/OUTBOX_FLAGS=\"\1\"/p" "$layout" \
+      | sed -e "s|$from|$to|g" -e "s|/etc/outbox/|$etc/|g" -e "s|\"\$| $extra\"|" >"$etc/$name.conf"
   done <"$layout"
 }
 
