@@ -46,6 +46,19 @@ pkg_check_installed() {
   done
 }
 
+# pkg_dpkg ROOT ARGS...: dpkg on the package database of ROOT (made if
+# missing). The maintainer scripts run outside a chroot with DPKG_ROOT=ROOT
+# (ours then touch only ROOT); the dependencies are checked against this
+# machine by pkg_check_installed, not against ROOT's empty database.
+pkg_dpkg() {
+  local root=$1 out
+  shift
+  mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+  touch "$root/var/lib/dpkg/status"
+  out=$(dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root \
+          --log=/dev/null "$@" 2>&1) || fail "dpkg $*: $out"
+}
+
 # pkg_provided NAME: an installed package provides the virtual package NAME
 # (libspdlog1.10 provides libspdlog1.10-fmt9).
 pkg_provided() {
