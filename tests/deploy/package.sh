@@ -6,8 +6,8 @@
 # (systemd-analyze verify). Then the installed three-host example layout, every node on loopback with
 # mutual TLS and started as outboxd@.service starts it, from the installed
 # binary, unit and example config (pointed at the test servers), with
-# certificates of tools/make-certs: the installed outboxctl shows them all.
-# Last, dpkg purges the package from the root. Removes what it made, also on
+# certificates of tools/make-certs: the installed outboxctl shows them all,
+# and an event reaches the installed Python worker and completes. Last, dpkg purges the package from the root. Removes what it made, also on
 # failure.
 #
 #   package.sh SOURCE_DIR BUILD_DIR      (needs the OUTBOX_TEST_* servers)
@@ -93,8 +93,22 @@ done
 read -ra OPERATOR_TLS <<<"$(pkg_tls_flags "$ETC/tls" operator)"
 STATUS=("$ROOT/usr/bin/outboxctl" status --connect "127.0.0.1:$PORT" "${OPERATOR_TLS[@]}"
         --tls-key-passphrase-file "$TMP/pass" --json)
-wait_for 60 "outboxctl status shows every node up" pkg_status_shows "$TMP/status.json" "${NODES[*]}" "${STATUS[@]}"
+UP="s['database']['ok'] and sorted(n['name'].split('@')[0] for n in s['nodes'] if n['up']) == sorted('${NODES[*]}'.split())"
+wait_for 60 "outboxctl status shows every node up" pkg_status_is "$TMP/status.json" "$UP" "${STATUS[@]}"
 /usr/bin/python3 -c 'import json,sys; print("    up:", *[n["name"] for n in json.load(open(sys.argv[1]))["nodes"]])' "$TMP/status.json"
+
+step "an event through the cluster to the installed Python worker and back"
+pkg_psql -o /dev/null -c "SELECT ${NAMES}_publish('order.placed', '{\"order\": 1}')"
+/usr/bin/python3 "$ROOT/usr/share/outbox/python/outbox_worker.py" --queue "$NAMES.mail.send" \
+  --jobs SendConfirmationJob --amqp-url-file "$ETC/amqp.url" --max-jobs 1 >"$TMP/worker.log" 2>&1 &
+NODE_PIDS+=($!)
+DONE="s['deliveries']['completed'] == 1 and s['unroutedEvents'] == 0"
+wait_for 60 "the delivery completes" pkg_status_is "$TMP/status.json" "$DONE" "${STATUS[@]}"
+wait_for 30 "the worker exits after its one job" pkg_gone "${NODE_PIDS[-1]}"
+rc=0; wait "${NODE_PIDS[-1]}" || rc=$?
+unset 'NODE_PIDS[-1]'
+[ $rc = 0 ] || { tail -20 "$TMP/worker.log" >&2; fail "the worker exited $rc"; }
+if grep -qF -f "$ETC/amqp.url" "$TMP/worker.log"; then fail "the worker's log holds the broker URL"; fi
 
 step "SIGTERM stops each node with 0; the logs hold no secret"
 kill -TERM "${NODE_PIDS[@]}"

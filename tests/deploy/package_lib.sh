@@ -128,17 +128,15 @@ pkg_instance_files() {
   done <"$layout"
 }
 
-# pkg_status_shows FILE "NAMES" OUTBOXCTL...: the status (--json, saved in
-# FILE) has the database and exactly the nodes NAMES (by their TLS
-# identity), each up.
-pkg_status_shows() {
-  local file=$1 names=$2
+# pkg_status_is FILE CONDITION OUTBOXCTL...: the status (--json, saved in
+# FILE) meets CONDITION, a Python expression on it as `s`.
+pkg_status_is() {
+  local file=$1 condition=$2
   shift 2
   "$@" >"$file" || return 1
   /usr/bin/python3 -c 'import json,sys
 s = json.load(open(sys.argv[1]))
-ids = sorted(n["name"].split("@")[0] for n in s["nodes"] if n["up"])
-sys.exit(0 if s["database"]["ok"] and ids == sorted(sys.argv[2].split()) else 1)' "$file" "$names"
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$file" "$condition"
 }
 
 # pkg_delete_queues CONFIG: deletes each queue CONFIG routes to and its
