@@ -5,13 +5,13 @@
 # three-host example. The migrations are compiled into the binaries
 # (core/pg/CMakeLists.txt), so no SQL is installed. The units name
 # /usr/bin/outboxd: the package's prefix, /usr.
-set(deploy "${PROJECT_SOURCE_DIR}/deploy")
-install(FILES "${deploy}/outboxd@.service" "${deploy}/outbox.target"
+set(outbox_deploy "${PROJECT_SOURCE_DIR}/deploy")
+install(FILES "${outbox_deploy}/outboxd@.service" "${outbox_deploy}/outbox.target"
         DESTINATION lib/systemd/system)
-install(FILES "${deploy}/outbox.sysusers" DESTINATION lib/sysusers.d RENAME outbox.conf)
+install(FILES "${outbox_deploy}/outbox.sysusers" DESTINATION lib/sysusers.d RENAME outbox.conf)
 # Absolute on purpose: a package's config lives in /etc, not under /usr
 # (a plain `cmake --install` writes it there too, unless DESTDIR is set).
-install(FILES "${deploy}/outbox.json" DESTINATION /etc/outbox)
+install(FILES "${outbox_deploy}/outbox.json" DESTINATION /etc/outbox)
 install(FILES "${PROJECT_SOURCE_DIR}/config/cluster-3hosts.conf"
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
@@ -30,6 +30,6 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-pika, python3-psycopg2")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
-    "${deploy}/debian/conffiles;${deploy}/debian/postinst;${deploy}/debian/prerm;${deploy}/debian/postrm")
+    "${outbox_deploy}/debian/conffiles;${outbox_deploy}/debian/postinst;${outbox_deploy}/debian/prerm;${outbox_deploy}/debian/postrm")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 include(CPack)

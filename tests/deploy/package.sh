@@ -2,13 +2,14 @@
 # integration.package: the Debian package of this build: its control data
 # and files, the dependencies this machine must satisfy; installed by dpkg
 # into a temporary root (nothing is installed on the machine; the scripts
-# run with DPKG_ROOT and make the user there), its units checked
-# (systemd-analyze verify). Then the installed three-host example layout, every node on loopback with
-# mutual TLS and started as outboxd@.service starts it, from the installed
-# binary, unit and example config (pointed at the test servers), with
-# certificates of tools/make-certs: the installed outboxctl shows them all,
-# and an event reaches the installed Python worker and completes. Last, dpkg purges the package from the root. Removes what it made, also on
-# failure.
+# run with DPKG_ROOT and make the user there); its units checked
+# (systemd-analyze verify). Then the installed three-host example layout,
+# every node on loopback with mutual TLS and started as outboxd@.service
+# starts it, from the installed binary, unit and example config (pointed at
+# the test servers), with certificates of tools/make-certs: the installed
+# outboxctl shows them all, and an event reaches the installed Python
+# worker and completes. Last, dpkg purges the package from the root.
+# Removes what it made, also on failure.
 #
 #   package.sh SOURCE_DIR BUILD_DIR      (needs the OUTBOX_TEST_* servers)
 set -euo pipefail
@@ -68,7 +69,7 @@ for b in outboxd outboxctl; do
 done
 
 UNIT=$ROOT/usr/lib/systemd/system/outboxd@.service
-if command -v systemd-analyze >/dev/null; then
+if command -v systemd-analyze >/dev/null && [ -d /lib/systemd/system ]; then
   step "systemd-analyze verify"
   pkg_verify_units "$ROOT"
 else
