@@ -72,7 +72,8 @@ bool counts_readable(const std::map<std::string, int64_t>& counts,
 bool metrics_readable(const actor_metrics& m, const join_limits& limits) {
   return m.last_error.size() <= limits.max_error_text_bytes
          && is_valid_utf8(m.last_error)
-         && counts_readable(m.counters, limits.max_counters);
+         && counts_readable(m.counters, limits.max_counters)
+         && m.histograms.empty(); // a node keeps its latencies to itself
 }
 
 std::string join_refusal(const node_info& info, const join_limits& limits) {

@@ -16,6 +16,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/latency_histogram.hpp"
 #include "core/domain/lifecycle_event.hpp"
 #include "core/pg/status_repository.hpp"
 
@@ -78,6 +79,10 @@ struct actor_metrics {
   bool connected = true;    ///< its last pass reached the database/broker
   std::string last_error;
   std::map<std::string, int64_t> counters; ///< role-specific, e.g. "stale"
+  /// Latencies by name ("pass", "confirm", ...): for the node's own
+  /// /metrics only; the agent leaves them out of what it sends the status
+  /// node.
+  std::map<std::string, latency_histogram> histograms;
 };
 
 // -- nodes --------------------------------------------------------------------
@@ -173,7 +178,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_metrics& x) {
   return f(caf::meta::type_name("actor_metrics"), x.name, x.role, x.queue,
            x.passes, x.rows, x.errors, x.last_pass_ms, x.connected,
-           x.last_error, x.counters);
+           x.last_error, x.counters, x.histograms);
 }
 
 template <class Inspector>

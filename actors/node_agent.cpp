@@ -32,8 +32,10 @@ void flush_metrics(self_ptr self) {
   if (!st.status || st.changed.empty())
     return;
   std::vector<actor_metrics> ms;
-  for (auto& name : st.changed)
+  for (auto& name : st.changed) {
     ms.push_back(st.metrics[name]);
+    ms.back().histograms.clear(); // the node's own /metrics shows them
+  }
   st.changed.clear();
   self->send(st.status, metrics_atom::value, st.info.name, std::move(ms));
 }

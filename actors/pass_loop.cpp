@@ -59,6 +59,9 @@ void record(actor_metrics& m, const pass_outcome& out, int64_t now) {
   }
   for (auto& [k, v] : out.counters)
     m.counters[k] += v;
+  for (auto& [name, seconds] : out.latencies)
+    for (auto s : seconds)
+      m.histograms[name].observe(s);
 }
 
 actor_metrics identity(std::string role, std::string queue) {

@@ -45,6 +45,9 @@ struct pass_outcome {
   std::map<std::string, int64_t> counters; ///< added to the metrics
   /// Logged and sent to the node's lifecycle group after the pass.
   std::vector<lifecycle_event> events;
+  /// Latencies seen in the pass, in seconds, by histogram name (added to
+  /// actor_metrics::histograms).
+  std::map<std::string, std::vector<double>> latencies;
 };
 
 /// A role's pass, free of CAF so that it reads like the design's passes.
@@ -110,7 +113,10 @@ pass_outcome run_pass(Self* self) {
   st.pass_queued = false;
   st.lingering = false;
   st.backing_off = false;
+  auto started = std::chrono::steady_clock::now();
   auto out = st.role->pass();
+  out.latencies["pass"].push_back(
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   record(st.metrics, out, now_ms());
   if (out.error)
     log_failed_pass(st.metrics, st.failures);

@@ -1,8 +1,8 @@
 # What `cmake --install` and the Debian package (`cpack -G DEB` in the build
 # folder) hold besides the binaries (tools/CMakeLists.txt): the systemd
 # units and their system user, an example config as /etc/outbox/outbox.json
-# (a conffile: an upgrade keeps the host's edits) and the layout of the
-# three-host example. The migrations are compiled into the binaries
+# (a conffile: an upgrade keeps the host's edits), the layout of the
+# three-host example and an example Prometheus config with alert rules. The migrations are compiled into the binaries
 # (core/pg/CMakeLists.txt), so no SQL is installed. The units name
 # /usr/bin/outboxd: the package's prefix, /usr.
 set(outbox_deploy "${PROJECT_SOURCE_DIR}/deploy")
@@ -14,6 +14,9 @@ install(FILES "${outbox_deploy}/outbox.sysusers" DESTINATION lib/sysusers.d RENA
 install(FILES "${outbox_deploy}/outbox.json" DESTINATION /etc/outbox)
 install(FILES "${PROJECT_SOURCE_DIR}/config/cluster-3hosts.conf"
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+install(FILES "${outbox_deploy}/prometheus/prometheus.yml"
+              "${outbox_deploy}/prometheus/outbox-alerts.yml"
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/prometheus)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME outbox)

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <sys/resource.h>
 
 #include <caf/io/middleman.hpp>
 
@@ -146,11 +147,27 @@ int run_once(outbox::node& n) {
   return 0;
 }
 
+// Sockets are the relay's lifeline (database, broker, cluster), and an
+// HTTP client holds one per connection until it is served: the soft limit
+// on open files goes up to the hard one (at most 65,536), so that a flood
+// of connections cannot starve the relay of descriptors.
+void raise_fd_limit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
+    return;
+  auto want = std::min<rlim_t>(lim.rlim_max, 65536);
+  if (lim.rlim_cur < want) {
+    lim.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
 // The node's HTTP endpoint, when --http asks for one.
 caf::expected<std::unique_ptr<outbox::http_endpoint>>
 start_http(caf::actor_system& sys, const startup& start, const outbox::node& n) {
   if (!start.http)
     return std::unique_ptr<outbox::http_endpoint>{};
+  raise_fd_limit();
   outbox::http_settings hs;
   hs.where = *start.http;
   hs.tls = start.settings->tls;
@@ -193,7 +210,9 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&sigs, &sig);
   outbox::logger("node")->info("event=stopping signal={}", sig);
-  http->reset(); // no request asks an actor that is stopping
+  // The endpoint keeps serving while the node stops (its actors show as
+  // terminated) and ends with the process: joining its threads could wait
+  // on a client that sends a byte a second.
   (*node)->stop();
   // Every pass is over once every actor has terminated: nothing is left to
   // commit or ack. The process then ends here instead of in

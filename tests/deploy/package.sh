@@ -51,7 +51,8 @@ CONTENTS=$(dpkg-deb --contents "$DEB" | awk '{print $NF}')
 for f in ./usr/bin/outboxd ./usr/bin/outboxctl ./etc/outbox/outbox.json \
          ./usr/lib/systemd/system/outboxd@.service ./usr/lib/systemd/system/outbox.target \
          ./usr/lib/sysusers.d/outbox.conf ./usr/share/outbox/python/outbox_worker.py \
-         ./usr/share/doc/outbox/examples/cluster-3hosts.conf; do
+         ./usr/share/doc/outbox/examples/cluster-3hosts.conf \
+         ./usr/share/doc/outbox/examples/prometheus/outbox-alerts.yml; do
   grep -qxF "$f" <<<"$CONTENTS" || fail "the package lacks $f"
 done
 

@@ -12,7 +12,7 @@ namespace outbox::testing {
 
 namespace {
 
-std::string read_file(const std::string& path) {
+std::string read_value(const std::string& path) {
   std::ifstream in{path};
   std::stringstream text;
   text << in.rdbuf();
@@ -35,12 +35,12 @@ private_services::private_services(int broker_heartbeat_seconds) {
                 + std::to_string(broker_heartbeat_seconds) + " ";
   shell("chmod 755 " + dir_ + " && " + heartbeat + "services_start " + dir_);
   setenv("OUTBOX_TEST_DB_HOST", "127.0.0.1", 1);
-  setenv("OUTBOX_TEST_DB_PORT", read_file(dir_ + "/postgres/port").c_str(), 1);
+  setenv("OUTBOX_TEST_DB_PORT", read_value(dir_ + "/postgres/port").c_str(), 1);
   setenv("OUTBOX_TEST_DB_DATABASE", "postgres", 1);
   setenv("OUTBOX_TEST_DB_USERNAME", "postgres", 1);
   setenv("OUTBOX_TEST_DB_PASSWORD", "", 1);
   auto amqp = "amqp://guest:guest@127.0.0.1:"
-              + read_file(dir_ + "/rabbitmq/port") + "/";
+              + read_value(dir_ + "/rabbitmq/port") + "/";
   setenv("OUTBOX_TEST_AMQP_URL", amqp.c_str(), 1);
 }
 
@@ -51,7 +51,7 @@ private_services::~private_services() {
 }
 
 std::string private_services::broker_url() const {
-  return "amqp://guest:guest@127.0.0.1:" + read_file(dir_ + "/rabbitmq/port") + "/";
+  return "amqp://guest:guest@127.0.0.1:" + read_value(dir_ + "/rabbitmq/port") + "/";
 }
 
 std::string private_services::reserve_peer_broker() {
@@ -60,7 +60,7 @@ std::string private_services::reserve_peer_broker() {
   shell("mkdir -p " + peer_dir_ + " && chmod 755 " + peer_dir_
         + " && rabbitmq_ports " + peer_dir_);
   return "amqp://guest:guest@127.0.0.1:"
-         + read_file(peer_dir_ + "/rabbitmq/port") + "/";
+         + read_value(peer_dir_ + "/rabbitmq/port") + "/";
 }
 
 void private_services::start_peer_broker() {

@@ -46,6 +46,15 @@ size_t relay_logs() {
   return n;
 }
 
+/// The results file of a run, parsed (the test fails when it is not an
+/// object).
+rapidjson::Document results_of(const std::string& path) {
+  rapidjson::Document doc;
+  doc.Parse(read_file(path).c_str());
+  CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
+  return doc;
+}
+
 int64_t bench_tables() {
   auto db = connect_db();
   return must_exec(db, "SELECT count(*) FROM pg_tables WHERE tablename LIKE"
@@ -63,12 +72,7 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
                                 " --json " + json_path);
   CAF_MESSAGE("outbox_bench output:\n" << output);
   CAF_REQUIRE_EQUAL(status, 0);
-  std::ifstream in{json_path};
-  std::stringstream text;
-  text << in.rdbuf();
-  rapidjson::Document doc;
-  doc.Parse(text.str().c_str());
-  CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
+  auto doc = results_of(json_path);
   CAF_CHECK_EQUAL(doc["knobs"]["events"].GetInt64(), 300);
   CAF_CHECK_EQUAL(doc["knobs"]["backlog"].GetInt64(), 2000);
   for (auto key : {"baselineAEventsPerS", "baselineBMessagesPerS", "routedPerS",
@@ -116,12 +120,7 @@ CAF_TEST(a small run over TLS completes every phase) {
                                 OUTBOXD_PATH, amqps_url());
   CAF_MESSAGE("outbox_bench output:\n" << output);
   CAF_REQUIRE_EQUAL(status, 0);
-  std::ifstream in{json_path};
-  std::stringstream text;
-  text << in.rdbuf();
-  rapidjson::Document doc;
-  doc.Parse(text.str().c_str());
-  CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
+  auto doc = results_of(json_path);
   CAF_CHECK_EQUAL(doc["knobs"]["cluster"].GetString(), std::string{"three tls"});
   CAF_CHECK_GREATER(doc["completedPerS"].GetDouble(), 0.0);
   CAF_CHECK_GREATER(doc["commitToPublishedMs"]["p50"].GetDouble(), 0.0);

@@ -1,6 +1,8 @@
 #include "tests/integration/child_process.hpp"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -9,6 +11,13 @@
 #include <caf/test/unit_test.hpp>
 
 namespace outbox::testing {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
 
 void check_ends(const std::pair<int, std::string>& run, int status,
                 const std::string& text) {

@@ -1,5 +1,5 @@
 // What the process tests need besides tools/child_process.hpp: a free
-// port and a command's output.
+// port, a command's output and a file's text.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,10 @@ uint16_t free_port();
 
 /// Runs a command and returns its exit code and output (stdout+stderr).
 std::pair<int, std::string> run_command(const std::string& cmd);
+
+/// A file's whole text ("" when it cannot be read): a child's log, a
+/// results file.
+std::string read_file(const std::string& path);
 
 /// Checks that a command's run ended with `status` and said `text`.
 void check_ends(const std::pair<int, std::string>& run, int status,

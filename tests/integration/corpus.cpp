@@ -21,13 +21,6 @@ bool mentions(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // A sanitizer's report, or a crash that left a trace in the output.
 bool crashed(const std::string& output) {
   return mentions(output, "Sanitizer") || mentions(output, "runtime error")

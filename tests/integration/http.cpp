@@ -1,9 +1,15 @@
 #define CAF_SUITE integration.http
 #include <caf/test/unit_test.hpp>
 
+#include <arpa/inet.h>
+#include <atomic>
 #include <csignal>
 #include <fstream>
-#include <sstream>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
 
 #include <httplib.h>
 #include <rapidjson/document.h>
@@ -17,11 +23,26 @@ using namespace outbox::testing;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
+/// A TCP connection to 127.0.0.1:`port` (-1 if refused), left as it is.
+int open_connection(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(port);
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// Lets this process hold `n` more descriptors than it does.
+void allow_descriptors(rlim_t n) {
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  lim.rlim_cur = std::min(lim.rlim_max, lim.rlim_cur + n);
+  setrlimit(RLIMIT_NOFILE, &lim);
 }
 
 struct http_fixture : cluster_fixture {
@@ -153,6 +174,11 @@ CAF_TEST(the endpoint refuses plain HTTP off loopback and bad requests) {
   check_ends(refused, 2, "is not a loopback address");
   auto n = node(config_path);
   CAF_REQUIRE(wait_until([&] { return get("/healthz").first == 200; }));
+  // A second node on the same port is refused, not let in to share it.
+  auto taken = run_command(std::string{OUTBOXD_PATH} + " --config " + config_path
+                           + " --roles router --http 127.0.0.1:"
+                           + std::to_string(http_port));
+  check_ends(taken, 2, "--http: cannot listen on 127.0.0.1:");
   // An oversized URI, and a body where none is taken.
   CAF_CHECK_EQUAL(get("/metrics?" + std::string(20000, 'x')).first, 414);
   httplib::Client c{"127.0.0.1", http_port};
@@ -160,6 +186,54 @@ CAF_TEST(the endpoint refuses plain HTTP off loopback and bad requests) {
   CAF_REQUIRE(posted);
   CAF_CHECK_EQUAL(posted->status, 413);
   CAF_CHECK_EQUAL(get("/healthz").first, 200);
+  n->signal(SIGTERM);
+  CAF_CHECK_EQUAL(n->wait(), 0);
+}
+
+CAF_TEST(a flood of idle connections and a slow client stall neither the endpoint nor the relay) {
+  auto n = node(config_path);
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::completed;
+                     }};
+  CAF_REQUIRE(wait_until([&] { return get("/readyz").first == 200; }));
+  allow_descriptors(1100);
+  std::vector<int> flood;
+  for (int i = 0; i < 1000; ++i)
+    if (int fd = open_connection(http_port); fd >= 0)
+      flood.push_back(fd);
+  CAF_MESSAGE(flood.size() << " idle connections open");
+  CAF_CHECK_EQUAL(flood.size(), 1000u);
+  // A slow loris: a request line one byte at a time (its pace is the
+  // scenario, not a wait of the test).
+  std::atomic<bool> done{false};
+  std::thread loris{[&] {
+    int fd = open_connection(http_port);
+    std::string line = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: ";
+    for (size_t i = 0; !done && fd >= 0; ++i) {
+      char c = i < line.size() ? line[i] : 'a';
+      if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds{300});
+    }
+    if (fd >= 0)
+      ::close(fd);
+  }};
+  // Others are answered meanwhile, and the relay moves events on.
+  auto asked = std::chrono::steady_clock::now();
+  CAF_CHECK(wait_until([&] { return get("/healthz").first == 200; },
+                       std::chrono::seconds{10}));
+  auto waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked);
+  CAF_MESSAGE("answered after " << waited.count() << " s");
+  CAF_CHECK_LESS(waited.count(), 5.0);
+  for (int i = 0; i < 20; ++i)
+    publish("e", "{}");
+  CAF_CHECK(wait_until([&] { return count_status("completed") == 20; },
+                       std::chrono::seconds{20}));
+  CAF_CHECK_EQUAL(get("/metrics").first, 200);
+  done = true;
+  loris.join();
+  for (int fd : flood)
+    ::close(fd);
   n->signal(SIGTERM);
   CAF_CHECK_EQUAL(n->wait(), 0);
 }

@@ -26,13 +26,6 @@ using namespace outbox::testing;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 /// Resident memory of process `pid` in MiB (from /proc), -1 if unknown.
 long resident_mib(pid_t pid) {
   std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};

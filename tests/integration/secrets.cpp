@@ -22,16 +22,9 @@ namespace {
 const std::string db_secret = "pgSecret8c1f";
 const std::string amqp_secret = "amqpSecret5d2e";
 
-std::string read_text(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 /// What `ps` shows as the process's title (its command line).
 std::string process_title(pid_t pid) {
-  std::string s = read_text("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string s = read_file("/proc/" + std::to_string(pid) + "/cmdline");
   for (auto& c : s)
     if (c == '\0')
       c = ' ';
@@ -65,7 +58,7 @@ struct secrets_fixture : cluster_fixture {
     auto path = write_config_file(dir + "inline.json",
                                   "{\"e\": [{\"job\": \"J\", \"queue\": \"" + q
                                     + "\"}]}");
-    auto text = read_text(path);
+    auto text = read_file(path);
     replace(text, database_url(), db_url_with_secret());
     replace(text, amqp_url(), amqp_url_with_secret());
     std::ofstream{path} << text;
@@ -88,7 +81,7 @@ struct secrets_fixture : cluster_fixture {
   /// Whether the node's log says it failed to reach the broker (proof that
   /// the error path ran).
   bool broker_refused(const std::string& log) {
-    return read_text(log).find("refused the login") != std::string::npos;
+    return read_file(log).find("refused the login") != std::string::npos;
   }
 };
 
@@ -116,7 +109,7 @@ CAF_TEST(no password shows in logs errors outboxctl output or ps) {
               run_command(ctl + "--json --connect 127.0.0.1:" + port).second);
   check_clean("outboxctl status --db", run_command(ctl + "--db --config " + config).second);
   // A database that refuses: libpq's message may quote the URL's parts.
-  auto unreachable = read_text(config);
+  auto unreachable = read_file(config);
   replace(unreachable, std::string{"port="} + std::getenv("OUTBOX_TEST_DB_PORT"),
           "port=1");
   std::ofstream{dir + "unreachable.json"} << unreachable;
@@ -125,7 +118,7 @@ CAF_TEST(no password shows in logs errors outboxctl output or ps) {
   check_clean("outboxctl's database error", refused.second);
   node.signal(SIGTERM);
   CAF_CHECK_EQUAL(node.wait(), 0);
-  check_clean("outboxd's log", read_text(log));
+  check_clean("outboxd's log", read_file(log));
 }
 
 CAF_TEST(no password shows when the URLs come from the environment) {
@@ -145,7 +138,7 @@ CAF_TEST(no password shows when the URLs come from the environment) {
   check_clean("outboxd's process title", process_title(node.pid()));
   node.signal(SIGTERM);
   CAF_CHECK_EQUAL(node.wait(), 0);
-  check_clean("outboxd's log", read_text(log));
+  check_clean("outboxd's log", read_file(log));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

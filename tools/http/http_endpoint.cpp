@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <sys/socket.h>
 #include <thread>
 
 #include <httplib.h>
@@ -10,6 +11,7 @@
 
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
+#include "tools/http/newest_first_queue.hpp"
 #include "tools/http/node_metrics.hpp"
 #include "tools/http/process_stats.hpp"
 #include "tools/status_report.hpp"
@@ -22,7 +24,7 @@ constexpr auto ask_timeout = std::chrono::seconds{2};
 /// The status node's view is reused this long: a scrape every second (or
 /// many scrapers) costs the database one read of the counts a second.
 constexpr int64_t cluster_cache_ms = 1000;
-constexpr size_t worker_threads = 8;
+constexpr size_t worker_threads = 16;
 constexpr size_t max_request_body = 4096;
 
 template <class Reply, class Handle>
@@ -112,13 +114,15 @@ void http_endpoint::impl::limits() {
   auto& s = *server;
   // Nothing we serve takes a body; headers and URIs are bounded by
   // cpp-httplib itself (8 KiB URI). A client that stops sending is dropped
-  // after the read timeout.
+  // after the read timeout, an idle connection after the keep-alive one;
+  // newest connections first, so that a flood of idle ones delays a fresh
+  // request by one such timeout at most.
   s.set_payload_max_length(max_request_body);
-  s.set_read_timeout(5, 0);
+  s.set_read_timeout(2, 0);
   s.set_write_timeout(5, 0);
-  s.set_keep_alive_timeout(5);
+  s.set_keep_alive_timeout(2);
   s.set_keep_alive_max_count(100);
-  s.new_task_queue = [] { return new httplib::ThreadPool(worker_threads); };
+  s.new_task_queue = [] { return new newest_first_queue(worker_threads); };
 }
 
 caf::expected<std::unique_ptr<http_endpoint>>
@@ -139,9 +143,23 @@ http_endpoint::start(caf::actor_system& sys, http_targets targets,
   }
   p->limits();
   p->routes();
+  // cpp-httplib's default options set SO_REUSEPORT, with which a second
+  // process binds the same port without an error and takes half of its
+  // requests: SO_REUSEADDR only (a restart is not held up by TIME_WAIT).
+  int listener = -1;
+  p->server->set_socket_options([&listener](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listener = sock;
+  });
   auto& w = st.where;
   p->port = w.port == 0 ? p->server->bind_to_any_port(w.host)
                         : (p->server->bind_to_port(w.host, w.port) ? w.port : -1);
+  // Its listen backlog is 5: a burst of connections (many scrapers, or a
+  // flood) would see SYNs dropped and retried a second later. Linux lets a
+  // second listen() raise it.
+  if (p->port > 0 && listener >= 0)
+    ::listen(listener, SOMAXCONN);
   if (p->port <= 0)
     return make_error(errc::config_invalid,
                       "--http: cannot listen on " + w.host + ":"

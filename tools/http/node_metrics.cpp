@@ -77,6 +77,50 @@ void actors(prometheus_text& t, const metrics_input& in) {
     }
 }
 
+// The histograms the actors keep, by their name in actor_metrics.
+struct histogram_family {
+  const char* key;
+  const char* name;
+  const char* help;
+};
+
+const histogram_family histogram_families[] = {
+  {"pass", "outbox_pass_duration_seconds",
+   "How long a pass took, by role and queue (a result handler's pass "
+   "includes its wait for results)."},
+  {"commit_to_published", "outbox_commit_to_published_seconds",
+   "From the event's commit to the broker's confirm of its job message."},
+  {"confirm", "outbox_confirm_latency_seconds",
+   "From sending a batch of job messages to the broker's confirms."},
+  {"publish_to_result", "outbox_publish_to_result_seconds",
+   "From a delivery's dispatch to its worker's result being applied."},
+};
+
+void histogram_samples(prometheus_text& t, metric_labels labels,
+                       const latency_histogram& h) {
+  int64_t cumulative = 0;
+  labels.emplace_back("le", "");
+  for (size_t i = 0; i <= latency_histogram::bounds.size(); ++i) {
+    cumulative += i < h.counts.size() ? h.counts[i] : 0;
+    labels.back().second = i < latency_histogram::bounds.size()
+                             ? format_metric_value(latency_histogram::bounds[i])
+                             : "+Inf";
+    t.sample(labels, double(cumulative), "_bucket");
+  }
+  labels.pop_back();
+  t.sample(labels, h.sum, "_sum");
+  t.sample(labels, double(h.count), "_count");
+}
+
+void histograms(prometheus_text& t, const metrics_input& in) {
+  for (auto& f : histogram_families) {
+    t.family(f.name, kind::histogram, f.help);
+    for (auto& a : in.node.view.actors)
+      if (auto it = a.metrics.histograms.find(f.key); it != a.metrics.histograms.end())
+        histogram_samples(t, actor_labels(a.metrics), it->second);
+  }
+}
+
 void lifecycle(prometheus_text& t, const metrics_input& in) {
   t.family("outbox_lifecycle_events_total", kind::counter,
            "Lifecycle events of this node's actors since it started, by kind "
@@ -123,6 +167,7 @@ std::string render_node_metrics(const metrics_input& in) {
   prometheus_text t;
   build_and_process(t, in);
   actors(t, in);
+  histograms(t, in);
   lifecycle(t, in);
   if (in.cluster)
     cluster(t, *in.cluster);

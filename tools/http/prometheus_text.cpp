@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace outbox {
@@ -69,8 +70,13 @@ std::string format_metric_value(double v) {
   char buf[64];
   if (v == std::floor(v) && std::fabs(v) < 1e15)
     std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.17g", v);
+  else {
+    // The shortest of 15 or 17 digits that reads back as the same value:
+    // bucket bounds such as 0.005 stay as written.
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    if (std::strtod(buf, nullptr) != v)
+      std::snprintf(buf, sizeof buf, "%.17g", v);
+  }
   return buf;
 }
 

@@ -124,3 +124,32 @@ CAF_TEST(a status node adds the database counts unless it cannot read them) {
   CAF_CHECK_NOT_EQUAL(text.find("outbox_database_up 0\n"), std::string::npos);
   CAF_CHECK_EQUAL(text.find("outbox_deliveries"), std::string::npos);
 }
+
+CAF_TEST(histograms are written cumulative with an Inf bucket a sum and a count) {
+  auto r = sample_report();
+  auto& h = r.view.actors[0].metrics.histograms["confirm"];
+  for (double s : {0.0005, 0.001, 0.003, 400.0, -1.0})
+    h.observe(s);
+  CAF_CHECK_EQUAL(h.count, 5);
+  CAF_CHECK_EQUAL(h.counts.front(), 3); // 0.0005, 0.001 and the clock step
+  CAF_CHECK_EQUAL(h.counts.back(), 1);  // 400 s: above every bound
+  metrics_input in{r, {}, 11000, "1", std::nullopt};
+  auto text = render_node_metrics(in);
+  auto labels = std::string{"role=\"dispatcher\",queue=\"q\\\"1\""};
+  for (auto line :
+       {std::string{"# TYPE outbox_confirm_latency_seconds histogram\n"},
+        "outbox_confirm_latency_seconds_bucket{" + labels + ",le=\"0.001\"} 3\n",
+        "outbox_confirm_latency_seconds_bucket{" + labels + ",le=\"0.005\"} 4\n",
+        "outbox_confirm_latency_seconds_bucket{" + labels + ",le=\"300\"} 4\n",
+        "outbox_confirm_latency_seconds_bucket{" + labels + ",le=\"+Inf\"} 5\n",
+        "outbox_confirm_latency_seconds_count{" + labels + "} 5\n"})
+    OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
+  CAF_CHECK_NOT_EQUAL(text.find("outbox_confirm_latency_seconds_sum{" + labels
+                                + "} 400.004"),
+                      std::string::npos);
+  // No observations of the others: their families, without samples.
+  CAF_CHECK_NOT_EQUAL(text.find("# TYPE outbox_publish_to_result_seconds histogram\n"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(text.find("outbox_publish_to_result_seconds_count"),
+                  std::string::npos);
+}
