@@ -190,6 +190,48 @@ CAF_TEST(the endpoint refuses plain HTTP off loopback and bad requests) {
   CAF_CHECK_EQUAL(n->wait(), 0);
 }
 
+// Off loopback the endpoint speaks HTTPS and wants a client certificate of
+// the cluster's CA, as the status port does.
+CAF_TEST(off loopback the endpoint takes TLS with client certificates) {
+  auto certs = dir + "certs";
+  auto made = run_command("bash -c 'source " + std::string{OUTBOX_SOURCE_DIR}
+                          + "/tools/lib/test_certs.sh && test_ca " + certs
+                          + " && test_cert " + certs + " node localhost && test_cert "
+                          + certs + " scraper && test_ca " + certs + "/other && test_cert "
+                          + certs + "/other stranger'");
+  CAF_REQUIRE_EQUAL(made.first, 0);
+  auto n = node(config_path, {"--tls-cert", certs + "/node.pem", "--tls-key",
+                              certs + "/node.key", "--tls-ca", certs + "/ca.pem"});
+  // (node() asks for 127.0.0.1; this one listens on every address.)
+  auto open = std::make_unique<child_process>(
+    OUTBOXD_PATH,
+    std::vector<std::string>{"--config", config_path, "--roles", "router",
+                             "--http", "0.0.0.0:" + std::to_string(free_port() + 0),
+                             "--tls-cert", certs + "/node.pem", "--tls-key",
+                             certs + "/node.key", "--tls-ca", certs + "/ca.pem"},
+    dir + "open.log");
+  auto https_get = [&](const std::string& who, const std::string& ca_dir) {
+    httplib::SSLClient c{"localhost", http_port, ca_dir + "/" + who + ".pem",
+                         ca_dir + "/" + who + ".key"};
+    c.set_ca_cert_path((certs + "/ca.pem").c_str());
+    c.enable_server_certificate_verification(true);
+    c.set_connection_timeout(2);
+    auto res = c.Get("/healthz");
+    return res ? res->status : -1;
+  };
+  CAF_CHECK(wait_until([&] { return https_get("scraper", certs) == 200; }));
+  CAF_CHECK_EQUAL(https_get("stranger", certs + "/other"), -1);
+  CAF_CHECK_EQUAL(get("/healthz").first, -1); // plain HTTP gets nothing
+  CAF_CHECK(wait_until([&] {
+    return read_file(dir + "open.log").find("event=http_listening") != std::string::npos;
+  }));
+  CAF_CHECK_NOT_EQUAL(read_file(dir + "open.log").find("tls=mutual"), std::string::npos);
+  for (auto* p : {open.get(), n.get()}) {
+    p->signal(SIGTERM);
+    CAF_CHECK_EQUAL(p->wait(), 0);
+  }
+}
+
 CAF_TEST(a flood of idle connections and a slow client stall neither the endpoint nor the relay) {
   auto n = node(config_path);
   test_worker worker{amqp_url(), q, [](const job_seen&, int) {
