@@ -17,6 +17,7 @@
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/running_worker.hpp"
+#include "tests/sample_job.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -25,7 +26,6 @@ namespace {
 
 const std::string tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const std::string trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-const std::string uuid = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
 
 // The log lines of the loggers that write lifecycle lines in this process,
 // for as long as it lives (added before the node starts, removed after).
@@ -82,21 +82,12 @@ struct fixture : cluster_fixture {
 
   // A job message as a relay sends it, straight onto `q` (no relay runs).
   void send_job(const std::string& q, const header_map& headers) {
-    job_to_send j;
-    j.delivery_id = 42;
-    j.event_id = 7;
-    j.job = "J";
-    j.queue = q;
-    j.dispatch_id = uuid;
-    j.event_type = "e";
-    j.payload = R"({"scenario":"ok"})";
-    j.content_type = "application/json";
-    j.headers = headers;
     auto c = amqp_client::connect(amqp_url(), "test producer");
     CAF_REQUIRE(c);
     CAF_REQUIRE(!(*c)->declare_queue(q));
     CAF_REQUIRE(!(*c)->declare_queue(results_queue(q)));
-    auto st = (*c)->publish_batch({job_message(j)}, std::chrono::seconds{5});
+    auto st = (*c)->publish_batch({job_message(sample_job(q, headers))},
+                                  std::chrono::seconds{5});
     CAF_REQUIRE(st.at(0) == publish_status::confirmed);
   }
 

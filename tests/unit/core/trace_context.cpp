@@ -8,6 +8,7 @@
 #include "core/domain/event_headers.hpp"
 #include "core/domain/lifecycle_event.hpp"
 #include "core/domain/trace_context.hpp"
+#include "tests/sample_job.hpp"
 #include "tests/unit/case_check.hpp"
 
 using namespace outbox;
@@ -137,16 +138,8 @@ CAF_TEST(publish-time header rules name the rule) {
 }
 
 CAF_TEST(a job message carries every event header but reserved and broken ones) {
-  job_to_send j;
-  j.delivery_id = 42;
-  j.event_id = 7;
-  j.job = "J";
-  j.queue = "q";
-  j.dispatch_id = uuid;
-  j.event_type = "t";
-  j.payload = "{}";
-  j.content_type = "application/json";
   // Rows written past the publish function may hold anything.
+  auto j = testing::sample_job("q");
   j.headers = headers_from_json(R"({"traceparent":")" + tp
                                 + R"(","tracestate":"a=1","tenant":"t1",)"
                                   R"("message_id":"99","x-death":"1","CC":"other",)"
