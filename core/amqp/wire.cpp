@@ -154,6 +154,16 @@ std::optional<std::string> read_job(const rapidjson::Value& obj,
   return std::nullopt;
 }
 
+bool has_unknown_key(const rapidjson::Value& v) {
+  static const std::set<std::string> known{"outboxDeliveryId",
+                                           "outboxDispatchId", "job",
+                                           "outcome", "reason", "traceparent"};
+  for (auto& m : v.GetObject())
+    if (known.count(m.name.GetString()) == 0)
+      return true;
+  return false;
+}
+
 // A result's traceparent is only for tracing: one that is no W3C
 // traceparent is dropped (as W3C asks of a receiver) rather than costing
 // the result; one that is no string makes the result malformed, as any
@@ -179,13 +189,9 @@ std::optional<std::string> read_result(const rapidjson::Value& v,
     return "not a JSON object";
   if (has_duplicate_keys(v))
     return "a key is given twice";
-  static const std::set<std::string> known{"outboxDeliveryId",
-                                           "outboxDispatchId", "job",
-                                           "outcome", "reason", "traceparent"};
-  for (auto& m : v.GetObject())
-    if (known.count(m.name.GetString()) == 0)
-      return "unknown key (allowed: outboxDeliveryId, outboxDispatchId, job, "
-             "outcome, reason, traceparent)";
+  if (has_unknown_key(v))
+    return "unknown key (allowed: outboxDeliveryId, outboxDispatchId, job, "
+           "outcome, reason, traceparent)";
   auto id = v.FindMember("outboxDeliveryId");
   if (id == v.MemberEnd())
     return "outboxDeliveryId is missing";

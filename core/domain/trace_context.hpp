@@ -4,6 +4,7 @@
 // 010_trace_context.sql) checks the same rules: change them together.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>

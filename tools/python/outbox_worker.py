@@ -14,7 +14,9 @@ and its results queue are declared with the relay's queue type (the config's
 queueType); a queue that exists with another type is refused by RabbitMQ
 (406), which is logged naming the queue and retried with backoff.
 
-A handler gets a Job; returning completes it, raising RetryableError asks for
+A handler gets a Job (its headers are the event's, from the AMQP headers;
+a valid W3C traceparent among them goes back on the result); returning
+completes it, raising RetryableError asks for
 a retry, raising JobFailed (or anything else) fails it. Only the reasons of
 RetryableError/JobFailed are sent back; other exceptions send their type.
 The result is published with a confirm before the job is acked (at least
