@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/amqp/wire.hpp"
+#include "core/domain/trace_context.hpp"
 
 namespace outbox {
 
@@ -95,8 +96,12 @@ private:
     auto applied = store_->apply_results(failures);
     if (!applied)
       return applied.error();
+    std::map<int64_t, std::string> trace_ids;
+    for (auto& j : jobs)
+      trace_ids[j.delivery_id] = trace_id_of(j.headers);
     for (auto& t : applied->transitions)
       out.events.push_back(transition_event(t));
+    add_trace_ids(out.events, trace_ids);
     return caf::none;
   }
 

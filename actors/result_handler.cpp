@@ -1,6 +1,7 @@
 #include "actors/result_handler.hpp"
 
 #include "core/amqp/wire.hpp"
+#include "core/domain/trace_context.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 
@@ -60,6 +61,16 @@ public:
   }
 
 private:
+  // The traces the workers sent back, for the outcome's log lines.
+  static std::map<int64_t, std::string>
+  trace_ids_of(const std::vector<send_result>& results) {
+    std::map<int64_t, std::string> out;
+    for (auto& r : results)
+      if (auto id = trace_id_of(r.traceparent); !id.empty())
+        out[r.delivery_id] = std::move(id);
+    return out;
+  }
+
   caf::error apply_held(pass_outcome& out) {
     std::vector<send_result> results;
     for (auto& m : held_) {
@@ -93,6 +104,7 @@ private:
     }
     for (auto& t : applied->transitions)
       out.events.push_back(transition_event(t));
+    add_trace_ids(out.events, trace_ids_of(results));
     out.counters["completed"] += applied->completed;
     out.counters["retried"] += applied->retried;
     out.counters["failed"] += applied->failed;

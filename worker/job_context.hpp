@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 
 #include <caf/expected.hpp>
 
 #include "core/domain/json_serializer.hpp"
+#include "core/domain/trace_context.hpp"
 
 namespace outbox {
 
@@ -21,6 +23,16 @@ struct job_context {
   std::string event_type;
   bool last_attempt = false; ///< a failure now is final
   std::string payload_json;
+  /// The job message's AMQP headers: the event's headers (such as the W3C
+  /// `traceparent` and `tracestate`), never one the wire contract reserves.
+  std::map<std::string, std::string> headers;
+
+  /// The W3C traceparent the event was published with, "" if none. The
+  /// worker sends it back with the result.
+  std::string traceparent() const {
+    auto it = headers.find(traceparent_header);
+    return it == headers.end() ? std::string{} : it->second;
+  }
 
   /// Reads the payload as `T` (checks `T::event_type` too).
   template <class T>

@@ -5,6 +5,8 @@
 #include <memory>
 #include <typeinfo>
 
+#include "core/domain/trace_context.hpp"
+
 namespace outbox {
 
 namespace {
@@ -24,6 +26,11 @@ send_result run_job(const job_message_fields& job, const handler_map& handlers) 
   r.delivery_id = job.delivery_id;
   r.dispatch_id = job.dispatch_id;
   r.job = job.job;
+  // Back with the result, so the relay's log lines of the outcome carry the
+  // trace; only a valid one (the relay would drop any other).
+  if (auto tp = job.headers.find(traceparent_header);
+      tp != job.headers.end() && !traceparent_problem(tp->second))
+    r.traceparent = tp->second;
   auto it = handlers.find(job.job);
   if (it == handlers.end()) {
     r.result = outcome::failed;
@@ -32,7 +39,7 @@ send_result run_job(const job_message_fields& job, const handler_map& handlers) 
   }
   job_context ctx{job.event_id,   job.delivery_id,  job.dispatch_id,
                   job.job,        job.event_type,   job.last_attempt,
-                  job.payload_json};
+                  job.payload_json, job.headers};
   try {
     it->second(ctx);
     r.result = outcome::completed;

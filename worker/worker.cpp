@@ -9,6 +9,7 @@
 #include "core/base/text.hpp"
 #include "core/base/timestamp.hpp"
 #include "core/domain/failure_streak.hpp"
+#include "core/domain/trace_context.hpp"
 #include "worker/job_screen.hpp"
 
 namespace outbox {
@@ -136,6 +137,7 @@ worker::decision worker::decide(const incoming_message& m) {
               m.delivery_tag, kv(why));
     return {decision::ack, {}};
   }
+  job->headers = m.headers;
   auto result = run_job(*job, handlers_);
   if (job->direct) {
     // Published without the outbox: there is no delivery to report to.
@@ -147,10 +149,12 @@ worker::decision worker::decide(const incoming_message& m) {
   ++(result.result == outcome::completed ? counters_.completed
      : result.result == outcome::retry   ? counters_.retried
                                          : counters_.failed);
+  auto trace_id = trace_id_of(job->headers);
   log->info("event=job_done outboxEventId={} outboxDeliveryId={} eventType={} "
-            "job={} lastAttempt={} outcome={}",
+            "job={} lastAttempt={} outcome={}{}{}",
             job->event_id, job->delivery_id, kv(job->event_type), kv(job->job),
-            job->last_attempt, to_string(result.result));
+            job->last_attempt, to_string(result.result),
+            trace_id.empty() ? "" : " traceId=", trace_id);
   return {decision::send, std::move(result)};
 }
 

@@ -28,6 +28,33 @@ std::string text(amqp_bytes_t b) {
   return b.bytes ? std::string{static_cast<char*>(b.bytes), b.len} : std::string{};
 }
 
+// A message's headers as an AMQP table of long strings; `entries` holds
+// the table's storage and must outlive the publish.
+amqp_table_t header_table(const std::map<std::string, std::string>& headers,
+                          std::vector<amqp_table_entry_t>& entries) {
+  entries.clear();
+  for (auto& [name, value] : headers) {
+    amqp_table_entry_t e{};
+    e.key = bytes(name);
+    e.value.kind = AMQP_FIELD_KIND_UTF8;
+    e.value.value.bytes = bytes(value);
+    entries.push_back(e);
+  }
+  return amqp_table_t{static_cast<int>(entries.size()), entries.data()};
+}
+
+// The string entries of a received headers table; a worker has no use for
+// the others (and the relay sends none).
+std::map<std::string, std::string> header_strings(const amqp_table_t& t) {
+  std::map<std::string, std::string> out;
+  for (int i = 0; i < t.num_entries; ++i) {
+    auto& e = t.entries[i];
+    if (e.value.kind == AMQP_FIELD_KIND_UTF8 || e.value.kind == AMQP_FIELD_KIND_BYTES)
+      out.emplace(text(e.key), text(e.value.value.bytes));
+  }
+  return out;
+}
+
 timeval to_timeval(std::chrono::microseconds d) {
   if (d.count() < 0)
     d = std::chrono::microseconds{0};
@@ -205,6 +232,7 @@ struct amqp_client::impl {
   // confirms arrive later, pipelined. False once the socket refused a write.
   bool send_all(const std::vector<outgoing_message>& ms, confirm_tracker& t) {
     corked_socket corked{amqp_get_sockfd(conn)};
+    std::vector<amqp_table_entry_t> entries;
     for (size_t i = 0; i < ms.size(); ++i) {
       auto& m = ms[i];
       amqp_basic_properties_t props{};
@@ -219,6 +247,10 @@ struct amqp_client::impl {
       if (!m.expiration.empty()) {
         props._flags |= AMQP_BASIC_EXPIRATION_FLAG;
         props.expiration = bytes(m.expiration);
+      }
+      if (!m.headers.empty()) {
+        props._flags |= AMQP_BASIC_HEADERS_FLAG;
+        props.headers = header_table(m.headers, entries);
       }
       // rabbitmq-c returns 0 before the broker confirms anything: only the
       // confirm proves delivery.
@@ -480,6 +512,8 @@ amqp_client::next_message(std::chrono::milliseconds timeout) {
     m.type = text(props.type);
   if (props._flags & AMQP_BASIC_EXPIRATION_FLAG)
     m.expiration = text(props.expiration);
+  if (props._flags & AMQP_BASIC_HEADERS_FLAG)
+    m.headers = header_strings(props.headers);
   amqp_destroy_envelope(&env);
   return std::optional<incoming_message>{std::move(m)};
 }

@@ -9,6 +9,8 @@
 #include <rapidjson/writer.h>
 
 #include "core/base/errors.hpp"
+#include "core/domain/event_headers.hpp"
+#include "core/domain/trace_context.hpp"
 #include "core/json/json_parse.hpp"
 
 namespace outbox {
@@ -101,6 +103,7 @@ outgoing_message job_message(const job_to_send& job) {
   m.message_id = std::to_string(job.delivery_id);
   m.correlation_id = job.dispatch_id;
   m.type = job.job;
+  m.headers = wire_headers(job.headers);
   return m;
 }
 
@@ -126,6 +129,7 @@ outgoing_message direct_job_message(const std::string& job,
   m.body = sb.GetString();
   m.message_id = std::move(message_id);
   m.type = job;
+  m.headers = wire_headers(ev.headers);
   if (expiration_ms > 0)
     m.expiration = std::to_string(expiration_ms);
   return m;
@@ -150,6 +154,33 @@ std::optional<std::string> read_job(const rapidjson::Value& obj,
   return std::nullopt;
 }
 
+bool has_unknown_key(const rapidjson::Value& v) {
+  static const std::set<std::string> known{"outboxDeliveryId",
+                                           "outboxDispatchId", "job",
+                                           "outcome", "reason", "traceparent"};
+  for (auto& m : v.GetObject())
+    if (known.count(m.name.GetString()) == 0)
+      return true;
+  return false;
+}
+
+// A result's traceparent is only for tracing: one that is no W3C
+// traceparent is dropped (as W3C asks of a receiver) rather than costing
+// the result; one that is no string makes the result malformed, as any
+// mistyped field does.
+std::optional<std::string> read_result_traceparent(const rapidjson::Value& v,
+                                                   send_result& r) {
+  auto it = v.FindMember("traceparent");
+  if (it == v.MemberEnd())
+    return std::nullopt;
+  if (!it->value.IsString())
+    return "traceparent must be a string";
+  std::string tp{it->value.GetString(), it->value.GetStringLength()};
+  if (!traceparent_problem(tp))
+    r.traceparent = std::move(tp);
+  return std::nullopt;
+}
+
 // Reads one result object; on failure, says why (safe text, no quote of
 // the message).
 std::optional<std::string> read_result(const rapidjson::Value& v,
@@ -158,13 +189,9 @@ std::optional<std::string> read_result(const rapidjson::Value& v,
     return "not a JSON object";
   if (has_duplicate_keys(v))
     return "a key is given twice";
-  static const std::set<std::string> known{"outboxDeliveryId",
-                                           "outboxDispatchId", "job",
-                                           "outcome", "reason"};
-  for (auto& m : v.GetObject())
-    if (known.count(m.name.GetString()) == 0)
-      return "unknown key (allowed: outboxDeliveryId, outboxDispatchId, job, "
-             "outcome, reason)";
+  if (has_unknown_key(v))
+    return "unknown key (allowed: outboxDeliveryId, outboxDispatchId, job, "
+           "outcome, reason, traceparent)";
   auto id = v.FindMember("outboxDeliveryId");
   if (id == v.MemberEnd())
     return "outboxDeliveryId is missing";
@@ -212,7 +239,7 @@ std::optional<std::string> read_result(const rapidjson::Value& v,
       r.reason.assign(s, n);
     }
   }
-  return std::nullopt;
+  return read_result_traceparent(v, r);
 }
 
 // Invalid UTF-8 is refused here (the database would refuse the whole batch
@@ -372,6 +399,8 @@ outgoing_message result_message(const std::string& queue, const send_result& r) 
   m.message_id = std::to_string(r.delivery_id);
   m.correlation_id = r.dispatch_id;
   m.type = r.job;
+  if (!r.traceparent.empty())
+    m.headers[traceparent_header] = r.traceparent;
   return m;
 }
 
@@ -390,6 +419,10 @@ void write_result(json_writer_t& w, const send_result& r) {
   if (!r.reason.empty()) {
     w.Key("reason");
     write_string(w, r.reason);
+  }
+  if (!r.traceparent.empty()) {
+    w.Key("traceparent");
+    write_string(w, r.traceparent);
   }
   w.EndObject();
 }

@@ -4,6 +4,7 @@
 // that never quotes the message itself.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +32,9 @@ std::string results_queue(const std::string& queue);
 std::string job_message_body(const job_to_send& job);
 
 /// The whole message: body plus the properties the contract names
-/// (message_id = delivery id, correlation_id = dispatch id, type = job).
+/// (message_id = delivery id, correlation_id = dispatch id, type = job),
+/// and the event's headers as AMQP headers (wire_headers in
+/// core/domain/event_headers.hpp: never a reserved name).
 outgoing_message job_message(const job_to_send& job);
 
 /// A job message published directly, without the outbox (config
@@ -76,6 +79,9 @@ struct job_message_fields {
   /// Published directly (outboxDirect): the ids are 0, last_attempt is
   /// true, and the worker sends no result.
   bool direct = false;
+  /// The message's AMQP headers (the event's headers, see wire_headers):
+  /// not in the body, so the reader of the message sets them.
+  std::map<std::string, std::string> headers;
 };
 
 /// Parses a job message body strictly: every field present with its type,
@@ -91,7 +97,9 @@ std::optional<send_result> attribute_job_message(const std::string& body);
 std::string result_message_body(const send_result& r);
 
 /// The whole result message for `queue`'s results queue, with the same
-/// properties as the job message it answers.
+/// properties as the job message it answers, and its traceparent as an
+/// AMQP header too when it has one. (In the body every result object
+/// carries its own: an array answers jobs of many traces.)
 outgoing_message result_message(const std::string& queue, const send_result& r);
 
 /// The results of a worker's batch, in as few messages as the contract

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace outbox {
@@ -16,6 +17,8 @@ struct outgoing_message {
   std::string type;
   std::string content_type = "application/json";
   std::string expiration; ///< per-message TTL in ms ("" = none)
+  /// The AMQP headers table (long strings only).
+  std::map<std::string, std::string> headers;
 };
 
 /// The fate of one published message.
@@ -39,6 +42,8 @@ struct incoming_message {
   std::string correlation_id;
   std::string type;
   std::string expiration; ///< per-message TTL in ms, "" if none
+  /// The string entries of the AMQP headers table (others are skipped).
+  std::map<std::string, std::string> headers;
   bool redelivered = false;
 };
 

@@ -22,7 +22,8 @@ struct job_to_send {
   std::string event_type;
   std::string payload; ///< the merged payload if coalescing merged one
   std::string content_type;
-  std::string headers_json; ///< "" when the event has none
+  /// The event's headers as stored (the wire decides what it sends).
+  std::map<std::string, std::string> headers;
   int32_t attempts = 0;     ///< failed attempts before this send
   bool last_attempt = false;
 };
@@ -55,6 +56,9 @@ struct send_result {
   std::string job;
   outcome result = outcome::completed;
   std::string reason; ///< safe text only
+  /// The W3C traceparent of the job it answers ("" if none): the worker
+  /// sends it back, so the result's log lines carry the trace id.
+  std::string traceparent;
 };
 
 /// Why a result changed nothing.

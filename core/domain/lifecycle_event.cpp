@@ -1,5 +1,7 @@
 #include "core/domain/lifecycle_event.hpp"
 
+#include "core/domain/trace_context.hpp"
+
 namespace outbox {
 
 const char* to_string(lifecycle_kind x) {
@@ -17,8 +19,10 @@ const char* to_string(lifecycle_kind x) {
   return "unknown";
 }
 
-lifecycle_event stored_event(int64_t event_id, const std::string& event_type) {
+lifecycle_event stored_event(int64_t event_id, const std::string& event_type,
+                             std::string trace_id) {
   lifecycle_event ev;
+  ev.trace_id = std::move(trace_id);
   ev.kind = lifecycle_kind::stored;
   ev.event_id = event_id;
   ev.event_type = event_type;
@@ -48,6 +52,7 @@ lifecycle_event sent_event(lifecycle_kind kind, const job_to_send& j) {
   ev.queue = j.queue;
   ev.attempts = j.attempts;
   ev.last_attempt = j.last_attempt;
+  ev.trace_id = trace_id_of(j.headers);
   return ev;
 }
 
@@ -93,6 +98,14 @@ lifecycle_event transition_event(const delivery_transition& t) {
                        t.next_try->time_since_epoch())
                        .count();
   return ev;
+}
+
+void add_trace_ids(std::vector<lifecycle_event>& events,
+                   const std::map<int64_t, std::string>& trace_ids) {
+  for (auto& ev : events)
+    if (auto it = trace_ids.find(ev.delivery_id);
+        ev.trace_id.empty() && it != trace_ids.end())
+      ev.trace_id = it->second;
 }
 
 } // namespace outbox

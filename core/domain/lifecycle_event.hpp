@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/meta/type_name.hpp>
 
@@ -44,23 +46,33 @@ struct lifecycle_event {
   int64_t next_try_ms = 0;   ///< `retry_scheduled`: Unix time in ms
   int64_t superseded_by = 0; ///< `superseded`, `merged`: the newer delivery
   std::string reason;        ///< `publish_failed`: our own text
+  /// The 32 hex digits of the event's W3C trace id, "" without a valid
+  /// traceparent header (an id, never a payload: fine in a log line).
+  std::string trace_id;
 };
 
 /// Receives lifecycle events where no actor is involved (the producer API).
 using lifecycle_observer = std::function<void(const lifecycle_event&)>;
 
-lifecycle_event stored_event(int64_t event_id, const std::string& event_type);
+lifecycle_event stored_event(int64_t event_id, const std::string& event_type,
+                             std::string trace_id = {});
 lifecycle_event superseded_event(const superseded_delivery& s);
 lifecycle_event published_event(const job_to_send& j);
 lifecycle_event publish_failed_event(const job_to_send& j, std::string reason);
 /// retry_scheduled, completed, failed or expired, after `t.status`.
 lifecycle_event transition_event(const delivery_transition& t);
 
+/// Gives each event of a delivery in `trace_ids` (delivery id -> trace id)
+/// its trace id: the passes know it from what they sent or received, the
+/// store's transitions do not carry it.
+void add_trace_ids(std::vector<lifecycle_event>& events,
+                   const std::map<int64_t, std::string>& trace_ids);
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lifecycle_event& x) {
   return f(caf::meta::type_name("lifecycle_event"), x.kind, x.event_id,
            x.delivery_id, x.event_type, x.job, x.queue, x.attempts,
-           x.last_attempt, x.next_try_ms, x.superseded_by, x.reason);
+           x.last_attempt, x.next_try_ms, x.superseded_by, x.reason, x.trace_id);
 }
 
 } // namespace outbox

@@ -69,6 +69,8 @@ void log_lifecycle(const char* logger_name, const lifecycle_event& ev) {
   if (ev.next_try_ms != 0)
     line += " nextTry="
             + format_timestamp(time_point{std::chrono::milliseconds{ev.next_try_ms}});
+  if (!ev.trace_id.empty())
+    line += " traceId=" + ev.trace_id;
   log->log(level, "{}", line);
 }
 

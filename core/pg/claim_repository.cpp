@@ -5,6 +5,7 @@
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/base/timestamp.hpp"
+#include "core/domain/event_headers.hpp"
 #include "core/pg/delivery_sql.hpp"
 #include "core/pg/pg_columns.hpp"
 #include "core/pg/pg_connection.hpp"
@@ -178,7 +179,7 @@ job_to_send read_send(const pg_rows& rows, int i, const claim_columns& c) {
   j.event_type = rows.text(i, c.event_type);
   j.payload = rows.text(i, c.payload);
   j.content_type = rows.text(i, c.content_type);
-  j.headers_json = rows.text(i, c.headers);
+  j.headers = headers_from_json(rows.text(i, c.headers));
   j.attempts = static_cast<int32_t>(rows.int64(i, c.attempts));
   delivery_rules rules;
   rules.retry_delays_seconds = parse_pg_int_array(rows.text(i, c.retry_delays));

@@ -146,6 +146,8 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
       + " DROP FUNCTION IF EXISTS " + n.publish_function
       + "(text, text, text, bigint, jsonb, timestamptz, text);"
       + " DROP FUNCTION IF EXISTS " + n.events + "_notify() CASCADE;"
+      + " DROP FUNCTION IF EXISTS " + n.publish_function
+      + "_check_headers() CASCADE;"
       + " DROP AGGREGATE IF EXISTS " + n.events + "_merge_patch_agg(jsonb);"
       + " DROP FUNCTION IF EXISTS " + n.events + "_merge_patch(jsonb, jsonb);");
 }

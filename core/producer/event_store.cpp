@@ -7,8 +7,10 @@
 
 #include "core/base/errors.hpp"
 #include "core/base/timestamp.hpp"
+#include "core/domain/event_headers.hpp"
 #include "core/domain/event_limits.hpp"
 #include "core/domain/lifecycle_log.hpp"
+#include "core/domain/trace_context.hpp"
 #include "core/json/json_parse.hpp"
 #include "core/pg/pg_connection.hpp"
 
@@ -123,6 +125,9 @@ caf::error check_headers(const event& ev) {
     if (has_nul(name) || has_nul(value))
       return invalid("headers: names and values must not contain NUL");
   }
+  // Reserved names and the trace context (schema/010_trace_context.sql).
+  if (auto why = header_problem(ev.headers))
+    return invalid(std::move(*why));
   return caf::none;
 }
 
@@ -181,7 +186,7 @@ caf::expected<int64_t> db_event_store::add(pg_conn* native, const event& ev) {
   if (!rows)
     return rows.error(); // the failed statement already failed the transaction
   auto id = rows->int64(0, 0);
-  auto stored = stored_event(id, ev.event_type);
+  auto stored = stored_event(id, ev.event_type, trace_id_of(ev.headers));
   log_lifecycle("producer", stored);
   if (observer_)
     observer_(stored);

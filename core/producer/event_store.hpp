@@ -56,8 +56,10 @@ private:
 /// numbers a double holds for application/json), a key of 1..1024 bytes
 /// without control characters if any, a TTL of 0..100 years, an expiry from
 /// 1970 to before 2200, at most 64 headers (names 1..128 bytes, values at
-/// most 4096). Returns errc::invalid_event naming the field and the rule,
-/// never quoting the value.
+/// most 4096), no header name the wire contract reserves, and a W3C
+/// `traceparent` and `tracestate` when given (core/domain/event_headers.hpp:
+/// an invalid one is refused, not dropped). Returns errc::invalid_event
+/// naming the field and the rule, never quoting the value.
 caf::error validate_event(const event& ev);
 
 } // namespace outbox

@@ -13,7 +13,9 @@ SQL side cannot send as text). headers is a JSON value for the SQL side
 B, "value_bytes": V}. "only": "sql" or "cpp" marks an input the other side
 cannot express; "cpp_expires_at": "max" or "min" is the C++ time_point for an
 expires_at it cannot hold (infinity, after 2262, before 1677). Limits:
-core/domain/event_limits.hpp and schema/008_publish_limits.sql.
+core/domain/event_limits.hpp and schema/008_publish_limits.sql; header names
+and the trace context: core/domain/event_headers.hpp and
+schema/010_trace_context.sql.
 """
 import json
 
@@ -199,6 +201,41 @@ case("64 headers of 4096 bytes each", A,
      headers={"generate": 64, "name_bytes": 128, "value_bytes": 4096})
 case("a NUL in a header value", R, headers={"a": ["x", {"hex": "00"}]}, only="cpp")
 case("a header value of invalid UTF-8", R, headers={"n": ["x", {"hex": "c3"}]}, only="cpp")
+
+# trace context and reserved names (core/domain/event_headers.hpp,
+# trace_context.hpp; schema/010_trace_context.sql)
+TP = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+case("a traceparent and a tracestate", A,
+     headers={"traceparent": TP, "tracestate": "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"})
+case("a traceparent of a later version with more fields", A,
+     headers={"traceparent": "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-ab"})
+case("a traceparent in uppercase hex", R,
+     headers={"traceparent": "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01"})
+case("a traceparent of version ff", R,
+     headers={"traceparent": "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+case("a traceparent of version 00 with more after it", R, headers={"traceparent": TP + "-01"})
+case("a traceparent with an all-zero trace id", R,
+     headers={"traceparent": "00-00000000000000000000000000000000-b7ad6b7169203331-01"})
+case("a traceparent with an all-zero parent id", R,
+     headers={"traceparent": "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01"})
+case("a traceparent one digit short", R, headers={"traceparent": TP[:-1]})
+case("an empty traceparent", R, headers={"traceparent": ""})
+case("a traceparent as a number", R, headers={"traceparent": 1}, only="sql")
+case("a traceparent in capitals", R, headers={"Traceparent": TP})
+case("a tracestate of 32 members", A,
+     headers={"tracestate": ",".join(f"k{i}=v" for i in range(32))})
+case("a tracestate of 33 members", R,
+     headers={"tracestate": ",".join(f"k{i}=v" for i in range(33))})
+case("a tracestate of 513 bytes", R,
+     headers={"tracestate": "a=" + "v" * 254 + ",b=" + "v" * 254})
+case("a tracestate with an uppercase key", R, headers={"tracestate": "Rojo=1"})
+case("a tracestate member without a value", R, headers={"tracestate": "rojo="})
+case("a header named like the relay's ids", R, headers={"outboxDeliveryId": "1"})
+case("a header x-death", R, headers={"x-death": "1"})
+case("a header CC (RabbitMQ copies to other queues)", R, headers={"CC": "other"})
+case("a header message_id", R, headers={"message_id": "1"})
+case("a header Content-Type", R, headers={"Content-Type": "text/plain"})
+case("a header named like a body field", R, headers={"payload": "p"})
 
 json.dump(cases, __import__("sys").stdout, indent=1, ensure_ascii=True)
 print()

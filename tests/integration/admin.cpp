@@ -43,7 +43,7 @@ struct fixture : cluster_fixture {
   }
 
   void answer(const job_to_send& j, outcome o) {
-    send_result r{j.delivery_id, j.dispatch_id, j.job, o, "worker says no"};
+    send_result r{j.delivery_id, j.dispatch_id, j.job, o, "worker says no", {}};
     if (!results.apply_results(db, {r}))
       CAF_FAIL("apply failed");
   }

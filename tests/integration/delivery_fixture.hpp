@@ -59,7 +59,7 @@ struct delivery_fixture : schema_fixture {
   }
 
   static send_result result_of(const job_to_send& j, outcome o) {
-    return {j.delivery_id, j.dispatch_id, j.job, o, "test"};
+    return {j.delivery_id, j.dispatch_id, j.job, o, "test", {}};
   }
 };
 

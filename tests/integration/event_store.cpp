@@ -87,7 +87,7 @@ CAF_TEST(key ttl and headers are stored) {
   ev.payload = "{}";
   ev.key = "sku-A1";
   ev.ttl_seconds = 60;
-  ev.headers = {{"traceparent", "00-abc-01"}};
+  ev.headers = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}};
   CAF_REQUIRE(!db.begin());
   auto id = store.add(db.native(), ev);
   CAF_REQUIRE(id);
@@ -96,7 +96,7 @@ CAF_TEST(key ttl and headers are stored) {
                            "expires_at BETWEEN now() + interval '50 s' AND now() + interval '70 s' "
                            "FROM " + names.events);
   CAF_CHECK_EQUAL(row.text(0, 0), "sku-A1");
-  CAF_CHECK_EQUAL(row.text(0, 1), "00-abc-01");
+  CAF_CHECK_EQUAL(row.text(0, 1), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
   CAF_CHECK_EQUAL(row.text(0, 2), "t");
 }
 

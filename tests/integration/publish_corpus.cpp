@@ -292,7 +292,7 @@ CAF_TEST(every corpus input ends as expected through both doors) {
         if (!(!doc.HasParseError()))
     CAF_ERROR("event " << j.event_id << ": a worker cannot parse it");
       }
-      done.push_back({j.delivery_id, j.dispatch_id, j.job, outcome::completed, ""});
+      done.push_back({j.delivery_id, j.dispatch_id, j.job, outcome::completed, "", {}});
     }
     auto a = results.apply_results(db, done);
     CAF_REQUIRE(a);

@@ -14,7 +14,9 @@ and its results queue are declared with the relay's queue type (the config's
 queueType); a queue that exists with another type is refused by RabbitMQ
 (406), which is logged naming the queue and retried with backoff.
 
-A handler gets a Job; returning completes it, raising RetryableError asks for
+A handler gets a Job (its headers are the event's, from the AMQP headers;
+a valid W3C traceparent among them goes back on the result); returning
+completes it, raising RetryableError asks for
 a retry, raising JobFailed (or anything else) fails it. Only the reasons of
 RetryableError/JobFailed are sent back; other exceptions send their type.
 The result is published with a confirm before the job is acked (at least
@@ -38,6 +40,9 @@ from outbox_urls import BrokerListError, resolve_url
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DIGITS = re.compile(r"^[0-9]{1,18}$")
+# W3C Trace Context, as core/domain/trace_context.cpp checks it.
+TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$",
+                         re.DOTALL)
 # As the C++ worker library: bodies beyond these are refused unread.
 # The relay's own rules for a job message (core/json/json_parse.hpp).
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -56,8 +61,25 @@ class MalformedJob(Exception):
     pass
 
 
+def valid_traceparent(value):
+    """True for a W3C traceparent: version 00 exactly, a later one (not ff)
+    may go on after a dash; neither id all zeros."""
+    if not isinstance(value, str) or not TRACEPARENT.match(value):
+        return False
+    if value[:2] == "ff" or (value[:2] == "00" and len(value) != 55):
+        return False
+    return value[3:35] != "0" * 32 and value[36:52] != "0" * 16
+
+
+def string_headers(properties):
+    """The job message's AMQP headers (the event's headers) that are strings;
+    pika hands long strings as str, or as bytes when they are no UTF-8."""
+    headers = getattr(properties, "headers", None) or {}
+    return {k: v for k, v in headers.items() if isinstance(v, str)}
+
+
 class Job:
-    def __init__(self, doc):
+    def __init__(self, doc, headers=None):
         self.job = doc["job"]
         self.event_type = doc["eventType"]
         # A direct job (published without the outbox) has no ids and wants
@@ -68,6 +90,14 @@ class Job:
         self.dispatch_id = doc.get("outboxDispatchId", "")      # new every send
         self.last_attempt = doc["outboxLastAttempt"]
         self.payload = doc["payload"]
+        # The event's headers, such as the W3C traceparent and tracestate.
+        self.headers = headers or {}
+        tp = self.headers.get("traceparent")
+        self.traceparent = tp if valid_traceparent(tp) else None  # sent back
+
+    @property
+    def trace_id(self):
+        return self.traceparent[3:35] if self.traceparent else None
 
 
 def _id(value):
@@ -146,7 +176,7 @@ def attribution_by_properties(properties):
                         "job": properties.type})
 
 
-def parse_job(body):
+def parse_job(body, headers=None):
     doc = load_json(body)
     if not isinstance(doc, dict):
         raise MalformedJob("job message: not a JSON object")
@@ -166,7 +196,7 @@ def parse_job(body):
         raise MalformedJob("job message: outboxLastAttempt must be true or false")
     if "payload" not in doc:
         raise MalformedJob("job message: payload is missing")
-    return Job(doc), doc
+    return Job(doc, headers), doc
 
 
 class Worker:
@@ -219,22 +249,30 @@ class Worker:
             thread.join(timeout=0.05)
         return box.get("result", ("failed", "handler did not return"))
 
-    def _reply(self, channel, delivery, dispatch, job, outcome, reason):
+    def _reply(self, channel, delivery, dispatch, job, outcome, reason,
+               traceparent=None):
         result = {"outboxDeliveryId": delivery, "outboxDispatchId": dispatch,
                   "job": job, "outcome": outcome}
         if reason:
             result["reason"] = reason
+        # The job's trace goes back in the body (as every result object
+        # carries it) and as a header.
+        headers = None
+        if traceparent:
+            result["traceparent"] = traceparent
+            headers = {"traceparent": traceparent}
         # Confirm mode: raises if the broker nacks or cannot route it.
         channel.basic_publish(
             exchange="", routing_key=self.queue + ".results",
             body=json.dumps(result).encode(), mandatory=True,
             properties=pika.BasicProperties(
                 content_type="application/json", delivery_mode=2,
-                message_id=delivery, correlation_id=dispatch, type=job))
+                message_id=delivery, correlation_id=dispatch, type=job,
+                headers=headers))
 
     def _process(self, conn, jobs, results, method, properties, body):
         try:
-            job, _ = parse_job(body)
+            job, _ = parse_job(body, string_headers(properties))
         except MalformedJob as e:
             # Settled once and never requeued (it would only fail again):
             # answered `failed` when its delivery is known, then acked.
@@ -260,11 +298,12 @@ class Worker:
             jobs.basic_ack(method.delivery_tag)
             return
         self.counts[outcome] += 1
+        trace = f" traceId={job.trace_id}" if job.trace_id else ""
         self.log.info("event=job_done outboxDeliveryId=%s job=%s lastAttempt=%s "
-                      "outcome=%s", job.delivery_id, job.job, job.last_attempt,
-                      outcome)
+                      "outcome=%s%s", job.delivery_id, job.job, job.last_attempt,
+                      outcome, trace)
         self._reply(results, str(job.delivery_id), job.dispatch_id, job.job,
-                    outcome, reason)
+                    outcome, reason, job.traceparent)
         jobs.basic_ack(method.delivery_tag)
 
     def _declare(self, channel, queue):

@@ -146,7 +146,7 @@ CAF_TEST(bad result messages are refused with a safe reason) {
      R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
        + R"(","job":"J","outcome":"failed","extra":1})",
      "result message: unknown key (allowed: outboxDeliveryId, outboxDispatchId, job, "
-     "outcome, reason)"},
+     "outcome, reason, traceparent)"},
     {"an empty job",
      R"({"outboxDeliveryId":"1","outboxDispatchId":")" + uuid
        + R"(","job":"","outcome":"failed"})",
