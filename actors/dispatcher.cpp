@@ -76,13 +76,21 @@ private:
     messages.reserve(jobs.size());
     for (auto& j : jobs)
       messages.push_back(job_message(j));
+    // The claim just returned: its event ages plus the time from here to
+    // the confirms make each job's commit→published latency.
+    auto sent = std::chrono::steady_clock::now();
     auto statuses = publisher_->publish(messages);
+    auto confirm = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent)
+                     .count();
+    out.latencies["confirm"].push_back(confirm);
     std::vector<send_result> failures;
     for (size_t i = 0; i < jobs.size(); ++i) {
       auto status = i < statuses.size() ? statuses[i] : publish_status::lost;
       if (status == publish_status::confirmed) {
         ++out.rows;
         out.events.push_back(published_event(jobs[i]));
+        out.latencies["commit_to_published"].push_back(jobs[i].event_age_seconds
+                                                       + confirm);
         continue;
       }
       ++out.counters[to_string(status)];

@@ -102,8 +102,11 @@ private:
                               results[i].delivery_id, kv(results[i].job),
                               to_string(results[i].result));
     }
-    for (auto& t : applied->transitions)
+    for (auto& t : applied->transitions) {
       out.events.push_back(transition_event(t));
+      if (t.since_dispatch_seconds)
+        out.latencies["publish_to_result"].push_back(*t.since_dispatch_seconds);
+    }
     add_trace_ids(out.events, trace_ids_of(results));
     out.counters["completed"] += applied->completed;
     out.counters["retried"] += applied->retried;

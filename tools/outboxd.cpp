@@ -188,6 +188,9 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  // A peer that closes its end (an HTTP client gone mid-response, a node
+  // that died) makes a write fail with EPIPE; it must not end the node.
+  std::signal(SIGPIPE, SIG_IGN);
   daemon_config opts;
   auto start = read_startup(opts, argc, argv);
   if (!start.settings)

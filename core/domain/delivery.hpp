@@ -26,6 +26,9 @@ struct job_to_send {
   std::map<std::string, std::string> headers;
   int32_t attempts = 0;     ///< failed attempts before this send
   bool last_attempt = false;
+  /// How old the event was at the claim, by the database's clock (so that
+  /// no clock of another host enters the commit→published latency).
+  double event_age_seconds = 0;
 };
 
 /// A delivery that changed state in a pass, for the lifecycle log lines.
@@ -38,6 +41,8 @@ struct delivery_transition {
   delivery_status status = delivery_status::pending;
   int32_t attempts = 0;
   std::optional<time_point> next_try; ///< for a retry
+  /// A worker's result: seconds since its dispatch, by the database's clock.
+  std::optional<double> since_dispatch_seconds;
 };
 
 /// What a worker (or the relay itself) reports about one send.

@@ -52,26 +52,27 @@ SELECT 'send'::text AS kind, c.id AS id, c.event_id AS event_id,
        {{unix_micros:c.expires_at}} AS expires_us,
        (extract(epoch FROM now()) * 1000000)::bigint AS now_us,
        NULL::bigint AS next_ready_us, NULL::bigint AS room,
-       NULL::text AS cursor_available_at
+       NULL::text AS cursor_available_at,
+       (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us
 FROM claimed c JOIN {{events}} e ON e.id = c.event_id
 UNION ALL
 SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
-       attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM expired
 UNION ALL
 SELECT 'next_ready', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL, NULL,
        (extract(epoch FROM min(available_at) - now()) * 1000000)::bigint,
-       NULL, NULL
+       NULL, NULL, NULL
 FROM {{deliveries}}
 WHERE queue = $1 AND status = 'pending' AND available_at > now()
 UNION ALL
 (SELECT 'cursor', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-        NULL, NULL, NULL, NULL, NULL, NULL, available_at::text
+        NULL, NULL, NULL, NULL, NULL, NULL, available_at::text, NULL
  FROM ready ORDER BY available_at DESC, id DESC LIMIT 1)
 UNION ALL
 SELECT 'room', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, NULL, NULL, NULL, n, NULL
+       NULL, NULL, NULL, NULL, NULL, n, NULL, NULL
 FROM room
 ORDER BY id
 )sql";
@@ -151,7 +152,7 @@ std::optional<claim_row> parse_claim_row(const std::string& kind) {
 struct claim_columns {
   int kind, id, event_id, job, queue, dispatch_id, event_type, payload,
     content_type, headers, attempts, retry_delays, repeat_last_delay,
-    expires_us, now_us, next_ready_us, room, cursor_available_at;
+    expires_us, now_us, next_ready_us, room, cursor_available_at, event_age_us;
 
   static caf::expected<claim_columns> of(const pg_rows& rows,
                                          const char* statement) {
@@ -162,7 +163,7 @@ struct claim_columns {
                     col("attempts"), col("retry_delays"),
                     col("repeat_last_delay"), col("expires_us"),
                     col("now_us"), col("next_ready_us"), col("room"),
-                    col("cursor_available_at")};
+                    col("cursor_available_at"), col("event_age_us")};
     if (col.error())
       return col.error();
     return c;
@@ -181,6 +182,7 @@ job_to_send read_send(const pg_rows& rows, int i, const claim_columns& c) {
   j.content_type = rows.text(i, c.content_type);
   j.headers = headers_from_json(rows.text(i, c.headers));
   j.attempts = static_cast<int32_t>(rows.int64(i, c.attempts));
+  j.event_age_seconds = static_cast<double>(rows.int64(i, c.event_age_us)) / 1e6;
   delivery_rules rules;
   rules.retry_delays_seconds = parse_pg_int_array(rows.text(i, c.retry_delays));
   rules.repeat_last_delay = rows.text(i, c.repeat_last_delay) == "t";
@@ -194,7 +196,7 @@ delivery_transition read_expired(const pg_rows& rows, int i,
                                  const claim_columns& c) {
   return {rows.int64(i, c.event_id), rows.int64(i, c.id), rows.text(i, c.job),
           rows.text(i, c.queue), delivery_status::expired,
-          static_cast<int32_t>(rows.int64(i, c.attempts)), std::nullopt};
+          static_cast<int32_t>(rows.int64(i, c.attempts)), std::nullopt, std::nullopt};
 }
 
 // What one claim statement returned, row by row.
@@ -352,7 +354,7 @@ caf::error claim_repository::quarantine(pg_connection& conn,
   out.transitions.push_back(
     {q->int64(0, event_col), q->int64(0, id_col), q->text(0, job_col),
      q->text(0, queue_col), delivery_status::failed,
-     static_cast<int32_t>(q->int64(0, attempts_col)), std::nullopt});
+     static_cast<int32_t>(q->int64(0, attempts_col)), std::nullopt, std::nullopt});
   logger("dispatcher")
     ->error("event=delivery_quarantined outboxDeliveryId={} outboxEventId={} "
             "queue={} pass=claim sqlstate={}",

@@ -37,14 +37,16 @@ WITH r AS (
   FROM r
   WHERE d.id = r.id AND d.dispatch_id::text = r.dispatch_id AND d.job = r.job
     AND d.status = (SELECT 'dispatched')
-  RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
+  RETURNING d.id, d.event_id, d.job, d.queue, d.attempts,
+    (extract(epoch FROM now() - d.dispatched_at) * 1000000)::bigint AS since_dispatch_us
 )
 SELECT true AS completed, id, event_id, job, queue, attempts,
-       NULL::text AS status_before, NULL::text AS dispatch_id_before
+       NULL::text AS status_before, NULL::text AS dispatch_id_before,
+       since_dispatch_us
 FROM completed
 UNION ALL
 SELECT false, d.id, d.event_id, d.job, d.queue, d.attempts, d.status,
-       COALESCE(d.dispatch_id::text, '')
+       COALESCE(d.dispatch_id::text, ''), NULL
 FROM {{deliveries}} d
 WHERE d.id = ANY($1::bigint[])
   AND NOT EXISTS (SELECT 1 FROM completed c WHERE c.id = d.id)
@@ -97,7 +99,7 @@ bool all_completions(const std::vector<send_result>& rs) {
 // The columns of complete_sql.
 struct completion_columns {
   int completed, id, event_id, job, queue, attempts, status_before,
-    dispatch_id_before;
+    dispatch_id_before, since_dispatch_us;
 };
 
 caf::expected<completion_columns> completion_columns_of(const pg_rows& rows) {
@@ -105,7 +107,8 @@ caf::expected<completion_columns> completion_columns_of(const pg_rows& rows) {
   completion_columns c{col("completed"),     col("id"),
                        col("event_id"),      col("job"),
                        col("queue"),         col("attempts"),
-                       col("status_before"), col("dispatch_id_before")};
+                       col("status_before"), col("dispatch_id_before"),
+                       col("since_dispatch_us")};
   if (col.error())
     return col.error();
   return c;
@@ -208,7 +211,8 @@ result_repository::apply_completions(pg_connection& conn,
       out.transitions.push_back(
         {rows->int64(i, c->event_id), id, rows->text(i, c->job),
          rows->text(i, c->queue), delivery_status::completed,
-         static_cast<int32_t>(rows->int64(i, c->attempts)), std::nullopt});
+         static_cast<int32_t>(rows->int64(i, c->attempts)), std::nullopt,
+         static_cast<double>(rows->int64(i, c->since_dispatch_us)) / 1e6});
       out.verdicts[k] = result_verdict::applied;
       ++out.completed;
     } else if (auto b = before.find(id); b != before.end()) {

@@ -125,6 +125,16 @@ CAF_TEST(metrics are valid Prometheus text and count what flowed) {
   CAF_CHECK_GREATER(sample(text, "outbox_actor_rows_total{role=\"dispatcher\","
                                  "queue=\"" + q + "\"}"),
                     29);
+  // The histograms count every published delivery and every result.
+  CAF_CHECK_EQUAL(sample(text, "outbox_commit_to_published_seconds_count{role="
+                               "\"dispatcher\",queue=\"" + q + "\"}"),
+                  30);
+  CAF_CHECK(wait_until([&] {
+    text = get("/metrics").second;
+    return sample(text, "outbox_publish_to_result_seconds_count{role="
+                        "\"results\",queue=\"" + q + "\"}")
+           == 30;
+  }));
   CAF_CHECK_EQUAL(sample(text, "outbox_database_up"), 1);
   CAF_CHECK_EQUAL(sample(text, "outbox_nodes{state=\"up\"}"), 1);
   std::ofstream{dir + "metrics.txt"} << text;

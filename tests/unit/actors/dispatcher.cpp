@@ -64,6 +64,7 @@ CAF_TEST(claimed deliveries are published as job messages) {
 
 CAF_TEST(a nack a return or a lost confirm retries that delivery alone at once) {
   store->claims.push_back(claimed({1, 2, 3, 4}));
+  store->claims.back()->jobs[0].event_age_seconds = 2.5;
   publisher->statuses = {publish_status::confirmed, publish_status::nacked,
                          publish_status::returned, publish_status::lost};
   auto d = spawn_dispatcher(manual_passes());
@@ -85,6 +86,12 @@ CAF_TEST(a nack a return or a lost confirm retries that delivery alone at once) 
   CAF_CHECK_EQUAL(m.counters["nacked"], 1);
   CAF_CHECK_EQUAL(m.counters["returned"], 1);
   CAF_CHECK_EQUAL(m.counters["lost"], 1);
+  // One batch sent; one job confirmed: its commit→published latency is its
+  // age at the claim and then some.
+  CAF_CHECK_EQUAL(m.histograms["confirm"].count, 1);
+  CAF_CHECK_EQUAL(m.histograms["commit_to_published"].count, 1);
+  CAF_CHECK_GREATER_OR_EQUAL(m.histograms["commit_to_published"].sum, 2.5);
+  CAF_CHECK_EQUAL(m.histograms["pass"].count, 1);
 }
 
 CAF_TEST(each step is sent to the lifecycle group as a typed event) {
@@ -92,7 +99,7 @@ CAF_TEST(each step is sent to the lifecycle group as a typed event) {
   sched.run();
   auto c = claimed({1, 2});
   c.transitions.push_back({109, 9, "PublishStockJob", "stock.publish",
-                           delivery_status::expired, 2, std::nullopt});
+                           delivery_status::expired, 2, std::nullopt, std::nullopt});
   store->claims.push_back(c);
   publisher->statuses = {publish_status::confirmed, publish_status::nacked};
   auto d = spawn_dispatcher(manual_passes());
