@@ -46,6 +46,16 @@ size_t relay_logs() {
   return n;
 }
 
+/// The results file a run wrote, parsed.
+rapidjson::Document read_results(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream text;
+  text << in.rdbuf();
+  rapidjson::Document doc;
+  doc.Parse(text.str().c_str());
+  return doc;
+}
+
 int64_t bench_tables() {
   auto db = connect_db();
   return must_exec(db, "SELECT count(*) FROM pg_tables WHERE tablename LIKE"
@@ -63,11 +73,7 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
                                 " --json " + json_path);
   CAF_MESSAGE("outbox_bench output:\n" << output);
   CAF_REQUIRE_EQUAL(status, 0);
-  std::ifstream in{json_path};
-  std::stringstream text;
-  text << in.rdbuf();
-  rapidjson::Document doc;
-  doc.Parse(text.str().c_str());
+  auto doc = read_results(json_path);
   CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
   CAF_CHECK_EQUAL(doc["knobs"]["events"].GetInt64(), 300);
   CAF_CHECK_EQUAL(doc["knobs"]["backlog"].GetInt64(), 2000);
@@ -98,6 +104,9 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
     CAF_CHECK_GREATER(total, 0.0);
   }
   CAF_CHECK_GREATER(doc["cpuSecondsPer1000EventsPipeline"]["machine"].GetDouble(), 0.0);
+  // Nothing scraped without --scrape-interval-ms.
+  CAF_CHECK_EQUAL(doc["knobs"]["scrapeIntervalMs"].GetInt64(), 0);
+  CAF_CHECK_EQUAL(doc["scraping"]["scrapes"].GetInt64(), 0);
   // Its tables are gone with it, and so are its relay's logs.
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
   CAF_CHECK_EQUAL(relay_logs(), logs_before);
@@ -116,15 +125,33 @@ CAF_TEST(a small run over TLS completes every phase) {
                                 OUTBOXD_PATH, amqps_url());
   CAF_MESSAGE("outbox_bench output:\n" << output);
   CAF_REQUIRE_EQUAL(status, 0);
-  std::ifstream in{json_path};
-  std::stringstream text;
-  text << in.rdbuf();
-  rapidjson::Document doc;
-  doc.Parse(text.str().c_str());
+  auto doc = read_results(json_path);
   CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
   CAF_CHECK_EQUAL(doc["knobs"]["cluster"].GetString(), std::string{"three tls"});
   CAF_CHECK_GREATER(doc["completedPerS"].GetDouble(), 0.0);
   CAF_CHECK_GREATER(doc["commitToPublishedMs"]["p50"].GetDouble(), 0.0);
+  std::remove(json_path.c_str());
+}
+
+// --scrape-interval-ms: every node of the relay serves --http, and each
+// one's /metrics is read all through the pipeline and latency phases.
+CAF_TEST(a small run scrapes every node of the relay) {
+  auto json_path = "/tmp/" + unique_prefix() + "bench-scrape.json";
+  auto [status, output] = bench("--events 200 --latency-events 20 --backlog 0"
+                                " --cluster three --scrape-interval-ms 100"
+                                " --json " + json_path);
+  CAF_MESSAGE("outbox_bench output:\n" << output);
+  CAF_REQUIRE_EQUAL(status, 0);
+  auto doc = read_results(json_path);
+  CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
+  CAF_CHECK_EQUAL(doc["knobs"]["scrapeIntervalMs"].GetInt64(), 100);
+  auto& scraping = doc["scraping"];
+  // At least a round of the three nodes, nearly all of them answered (a
+  // node may still be starting its endpoint at the first round).
+  CAF_CHECK_GREATER_OR_EQUAL(scraping["scrapes"].GetInt64(), 3);
+  CAF_CHECK_LESS_OR_EQUAL(scraping["failures"].GetInt64(), 3);
+  CAF_CHECK_GREATER(scraping["meanMs"].GetDouble(), 0.0);
+  CAF_CHECK_NOT_EQUAL(output.find("/metrics scrapes"), std::string::npos);
   std::remove(json_path.c_str());
 }
 
@@ -140,6 +167,8 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
   auto tables_before = bench_tables();
   check_ends(bench("--events 5"), 2, "--events = 5: must be at least 100");
   check_ends(bench("--cluster two"), 2, "--cluster = \"two\": must be one or three");
+  check_ends(bench("--scrape-interval-ms -1"), 2,
+             "--scrape-interval-ms = -1: must be at least 0");
   check_ends(bench("--rate-fraction 0"), 2,
              "--rate-fraction = 0: must be above 0 and at most 1");
   check_ends(bench("--router-linger-ms 5000"), 2, "routerLingerMs = 5000");
