@@ -6,7 +6,7 @@
 #include "tests/faults/private_services.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
-#include "tests/integration/http_get.hpp"
+#include "tests/integration/http_node.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -33,10 +33,7 @@ struct fixture : private_services, cluster_fixture {
 
   std::unique_ptr<child_process> node(const std::string& name, uint16_t http,
                                       std::vector<std::string> args) {
-    args.insert(args.begin(), {"--config", config_path, "--http",
-                               "127.0.0.1:" + std::to_string(http)});
-    return std::make_unique<child_process>(OUTBOXD_PATH, args,
-                                           dir + name + ".log");
+    return http_node(config_path, http, std::move(args), dir + name + ".log");
   }
 
   /// Waits until /readyz of the node at `port` answers `code` with `text`

@@ -9,7 +9,7 @@
 
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
-#include "tests/integration/http_get.hpp"
+#include "tests/integration/http_node.hpp"
 #include "tests/integration/test_worker.hpp"
 
 using namespace outbox;
@@ -45,10 +45,7 @@ struct prometheus_fixture : cluster_fixture {
 
   std::unique_ptr<child_process> outboxd(const std::string& name, uint16_t http,
                                          std::vector<std::string> args) {
-    args.insert(args.begin(), {"--config", config_path, "--http",
-                               "127.0.0.1:" + std::to_string(http)});
-    return std::make_unique<child_process>(OUTBOXD_PATH, args,
-                                           dir + name + ".log");
+    return http_node(config_path, http, std::move(args), dir + name + ".log");
   }
 
   /// A scrape config of two jobs, one node each, scraped every second.
