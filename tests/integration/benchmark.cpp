@@ -46,11 +46,19 @@ size_t relay_logs() {
   return n;
 }
 
-/// The results file of a run, parsed (the test fails when it is not an
-/// object).
-rapidjson::Document results_of(const std::string& path) {
+/// A run with `args` that must succeed: the results file it wrote, parsed
+/// (and removed); its output is left in `output`.
+rapidjson::Document successful_run(const std::string& args, std::string& output,
+                                   const std::string& broker = amqp_url()) {
+  auto json_path = "/tmp/" + unique_prefix() + "bench.json";
+  auto run = bench(args + " --json " + json_path, OUTBOXD_PATH, broker);
+  output = run.second;
+  CAF_MESSAGE("outbox_bench output:\n" << output);
+  auto text = read_file(json_path);
+  std::remove(json_path.c_str());
+  CAF_REQUIRE_EQUAL(run.first, 0);
   rapidjson::Document doc;
-  doc.Parse(read_file(path).c_str());
+  doc.Parse(text.c_str());
   CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
   return doc;
 }
@@ -65,14 +73,11 @@ int64_t bench_tables() {
 } // namespace
 
 CAF_TEST(every phase runs on a small scale and its figures fit together) {
-  auto json_path = "/tmp/" + unique_prefix() + "bench.json";
   auto tables_before = bench_tables();
   auto logs_before = relay_logs();
-  auto [status, output] = bench("--events 300 --latency-events 40 --backlog 2000"
-                                " --json " + json_path);
-  CAF_MESSAGE("outbox_bench output:\n" << output);
-  CAF_REQUIRE_EQUAL(status, 0);
-  auto doc = results_of(json_path);
+  std::string output;
+  auto doc = successful_run("--events 300 --latency-events 40 --backlog 2000",
+                            output);
   CAF_CHECK_EQUAL(doc["knobs"]["events"].GetInt64(), 300);
   CAF_CHECK_EQUAL(doc["knobs"]["backlog"].GetInt64(), 2000);
   for (auto key : {"baselineAEventsPerS", "baselineBMessagesPerS", "routedPerS",
@@ -102,10 +107,12 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
     CAF_CHECK_GREATER(total, 0.0);
   }
   CAF_CHECK_GREATER(doc["cpuSecondsPer1000EventsPipeline"]["machine"].GetDouble(), 0.0);
+  // Nothing scraped without --scrape-interval-ms.
+  CAF_CHECK_EQUAL(doc["knobs"]["scrapeIntervalMs"].GetInt64(), 0);
+  CAF_CHECK_EQUAL(doc["scraping"]["scrapes"].GetInt64(), 0);
   // Its tables are gone with it, and so are its relay's logs.
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
   CAF_CHECK_EQUAL(relay_logs(), logs_before);
-  std::remove(json_path.c_str());
 }
 
 // --tls-dir: the nodes talk mutual TLS; with an amqps:// URL the relay,
@@ -113,18 +120,30 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
 CAF_TEST(a small run over TLS completes every phase) {
   if (!tls_servers_named())
     return;
-  auto json_path = "/tmp/" + unique_prefix() + "bench-tls.json";
-  auto [status, output] = bench("--events 100 --latency-events 10 --backlog 0"
-                                " --cluster three --tls-dir " + tls_dir()
-                                  + " --json " + json_path,
-                                OUTBOXD_PATH, amqps_url());
-  CAF_MESSAGE("outbox_bench output:\n" << output);
-  CAF_REQUIRE_EQUAL(status, 0);
-  auto doc = results_of(json_path);
+  std::string output;
+  auto doc = successful_run("--events 100 --latency-events 10 --backlog 0"
+                            " --cluster three --tls-dir " + tls_dir(),
+                            output, amqps_url());
   CAF_CHECK_EQUAL(doc["knobs"]["cluster"].GetString(), std::string{"three tls"});
   CAF_CHECK_GREATER(doc["completedPerS"].GetDouble(), 0.0);
   CAF_CHECK_GREATER(doc["commitToPublishedMs"]["p50"].GetDouble(), 0.0);
-  std::remove(json_path.c_str());
+}
+
+// --scrape-interval-ms: every node of the relay serves --http, and each
+// one's /metrics is read all through the pipeline and latency phases.
+CAF_TEST(a small run scrapes every node of the relay) {
+  std::string output;
+  auto doc = successful_run("--events 200 --latency-events 20 --backlog 0"
+                            " --cluster three --scrape-interval-ms 100",
+                            output);
+  CAF_CHECK_EQUAL(doc["knobs"]["scrapeIntervalMs"].GetInt64(), 100);
+  auto& scraping = doc["scraping"];
+  // At least a round of the three nodes, nearly all of them answered (a
+  // node may still be starting its endpoint at the first round).
+  CAF_CHECK_GREATER_OR_EQUAL(scraping["scrapes"].GetInt64(), 3);
+  CAF_CHECK_LESS_OR_EQUAL(scraping["failures"].GetInt64(), 3);
+  CAF_CHECK_GREATER(scraping["meanMs"].GetDouble(), 0.0);
+  CAF_CHECK_NOT_EQUAL(output.find("/metrics scrapes"), std::string::npos);
 }
 
 CAF_TEST(a results file that cannot be written is refused before the run) {
@@ -139,6 +158,8 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
   auto tables_before = bench_tables();
   check_ends(bench("--events 5"), 2, "--events = 5: must be at least 100");
   check_ends(bench("--cluster two"), 2, "--cluster = \"two\": must be one or three");
+  check_ends(bench("--scrape-interval-ms -1"), 2,
+             "--scrape-interval-ms = -1: must be at least 0");
   check_ends(bench("--rate-fraction 0"), 2,
              "--rate-fraction = 0: must be above 0 and at most 1");
   check_ends(bench("--router-linger-ms 5000"), 2, "routerLingerMs = 5000");

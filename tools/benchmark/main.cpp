@@ -35,6 +35,7 @@
 #include "tools/benchmark/outbox_config.hpp"
 #include "tools/benchmark/producers.hpp"
 #include "tools/benchmark/report.hpp"
+#include "tools/benchmark/scraper.hpp"
 #include "tools/benchmark/stats.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_config.hpp"
@@ -61,6 +62,9 @@ struct bench_config : cli_config {
           routes = 1, batch_size = 100, dispatchers = 1, workers = 1,
           backlog = 200000, latency_events = 2000, router_linger_ms = 5,
           router_linger_min_events = 6;
+  /// > 0: the nodes serve --http and a thread scrapes each one's /metrics
+  /// this often during the pipeline and latency phases.
+  int64_t scrape_interval_ms = 0;
   double rate_fraction = 0.2;
   bool polling_only = false;
   bench_config() {
@@ -86,7 +90,9 @@ struct bench_config : cli_config {
       .add(polling_only, "polling-only", "deliverImmediately: false")
       .add(router_linger_ms, "router-linger-ms", "routerLingerMs (0: off)")
       .add(router_linger_min_events, "router-linger-min-events",
-           "routerLingerMinEvents");
+           "routerLingerMinEvents")
+      .add(scrape_interval_ms, "scrape-interval-ms",
+           "scrape every node's /metrics this often (0: off)");
   }
 };
 
@@ -117,7 +123,8 @@ std::string knob_problem(const bench_config& o) {
         at_least("queues", o.queues, 1), at_least("routes", o.routes, 1),
         at_least("dispatchers", o.dispatchers, 1),
         at_least("workers", o.workers, 1), at_least("backlog", o.backlog, 0),
-        at_least("latency-events", o.latency_events, 10)})
+        at_least("latency-events", o.latency_events, 10),
+        at_least("scrape-interval-ms", o.scrape_interval_ms, 0)})
     if (!problem.empty())
       return problem;
   if (!(o.rate_fraction > 0 && o.rate_fraction <= 1)) {
@@ -197,6 +204,7 @@ bool write_config(const bench_config& o, const setup& s) {
 struct relay {
   std::vector<std::unique_ptr<child_process>> procs;
   std::vector<std::string> logs;
+  std::vector<uint16_t> http_ports; ///< each node's --http, when scraped
   int unwinding = std::uncaught_exceptions();
 
   // Stops the nodes. Their logs go with them, unless the run failed: its
@@ -208,11 +216,17 @@ struct relay {
         std::remove(l.c_str());
   }
 
-  relay(const bench_config& o, const setup& s, const std::string& tag) {
+  relay(const bench_config& o, const setup& s, const std::string& tag,
+        bool http = false) {
     auto port = std::to_string(20000 + getpid() % 20000);
     auto log = "/tmp/" + s.prefix + tag;
     auto start = [&](std::vector<std::string> args, const std::string& name) {
       args.insert(args.begin(), {"--config", s.config_path, "--log-level", "warn"});
+      if (http) {
+        http_ports.push_back(free_loopback_port());
+        args.insert(args.end(),
+                    {"--http", "127.0.0.1:" + std::to_string(http_ports.back())});
+      }
       if (!o.tls_dir.empty())
         args.insert(args.end(), {"--tls-ca", o.tls_dir + "/ca.pem", "--tls-cert",
                                  o.tls_dir + "/client.pem", "--tls-key",
@@ -391,7 +405,7 @@ report knobs_of(const bench_config& o) {
   rep.knobs = {o.events,      o.producers,   o.payload_bytes, o.queues,
                o.routes,      o.batch_size,  o.dispatchers,   o.workers,
                o.backlog,     o.latency_events, o.router_linger_ms,
-               o.router_linger_min_events,
+               o.router_linger_min_events, o.scrape_interval_ms,
                o.cluster + (o.polling_only ? " polling-only" : "")
                  + (o.tls_dir.empty() ? "" : " tls")};
   return rep;
@@ -524,13 +538,21 @@ void latency(run_context& c, relay& r, workers& w) {
   latency_figures(c, l, w);
 }
 
-// Pipeline and latency share one relay, whose resources they report.
+// Pipeline and latency share one relay, whose resources they report; with
+// --scrape-interval-ms, scraped all along as Prometheus would.
 void pipeline_and_latency(run_context& c) {
   auto& [o, s, db, watch, rep] = c;
-  relay r{o, s, "pipeline"};
+  relay r{o, s, "pipeline", o.scrape_interval_ms > 0};
   workers w{o, s};
+  std::optional<scraper> scrapes;
+  if (o.scrape_interval_ms > 0)
+    scrapes.emplace(r.http_ports, std::chrono::milliseconds{o.scrape_interval_ms});
   pipeline(c, r);
   latency(c, r, w);
+  if (scrapes) {
+    auto f = scrapes->stop();
+    rep.scraping = {f.scrapes, f.failures, f.mean_ms};
+  }
   auto handled = (o.events + o.latency_events) * o.routes;
   rep.peak_rss_mib = r.peak_rss_mib();
   rep.cpu_per_1000 = r.cpu_seconds() / (handled / 1000.0);

@@ -82,6 +82,7 @@ struct results_json {
   double drain_rss = 0;
   std::map<std::string, double> cpu_a, cpu_pipeline;
   double busy = 0;
+  scrape_results scraping;
 };
 
 template <class Inspector>
@@ -110,7 +111,8 @@ bool inspect(Inspector& f, results_json& x) {
            field("drainPeakRssMiB", x.drain_rss),
            field("cpuSecondsPer1000EventsA", x.cpu_a),
            field("cpuSecondsPer1000EventsPipeline", x.cpu_pipeline),
-           field("pipelineMachineBusy", x.busy));
+           field("pipelineMachineBusy", x.busy),
+           field("scraping", x.scraping));
 }
 
 percentiles_json percentiles_of(const std::array<double, 3>& v) {
@@ -128,7 +130,7 @@ results_json results_json_of(const report& r) {
           r.cpu_per_1000, r.drain.first(), r.drain.last(), r.drain.overall,
           r.drain.tenths, r.warm_drain.first(), r.warm_drain.last(),
           r.warm_drain.tenths, r.backlog_rss_mib, r.a_cpu_per_1000,
-          r.pipeline_cpu_per_1000, r.pipeline_busy};
+          r.pipeline_cpu_per_1000, r.pipeline_busy, r.scraping};
 }
 
 } // namespace
@@ -225,6 +227,10 @@ std::string report::table() const {
       "<= 64 " + verdict(peak_rss_mib <= 64));
   row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", cpu_per_1000));
   drain_rows(row, *this);
+  if (knobs.scrape_interval_ms > 0)
+    row("/metrics scrapes (answered / failed)",
+        std::to_string(scraping.scrapes) + " / " + std::to_string(scraping.failures),
+        "mean " + fmt("%.1f", scraping.mean_ms) + " ms");
   return out.str();
 }
 

@@ -29,7 +29,8 @@ struct bench_knobs {
   int64_t events = 0, producers = 0, payload_bytes = 0, queues = 0,
           routes_per_event = 0, batch_size = 0, dispatchers = 0,
           workers_per_queue = 0, backlog = 0, latency_events = 0,
-          router_linger_ms = 0, router_linger_min_events = 0;
+          router_linger_ms = 0, router_linger_min_events = 0,
+          scrape_interval_ms = 0;
   /// "one" or "three", then " polling-only" and " tls" if so
   std::string cluster;
 };
@@ -46,7 +47,21 @@ bool inspect(Inspector& f, bench_knobs& x) {
            field("latencyEvents", x.latency_events),
            field("routerLingerMs", x.router_linger_ms),
            field("routerLingerMinEvents", x.router_linger_min_events),
+           field("scrapeIntervalMs", x.scrape_interval_ms),
            field("cluster", x.cluster));
+}
+
+/// The /metrics scrapes of the pipeline and latency phases
+/// (--scrape-interval-ms; all zero without).
+struct scrape_results {
+  int64_t scrapes = 0, failures = 0;
+  double mean_ms = 0; ///< mean time of an answered scrape
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, scrape_results& x) {
+  return f(field("scrapes", x.scrapes), field("failures", x.failures),
+           field("meanMs", x.mean_ms));
 }
 
 struct report {
@@ -72,6 +87,7 @@ struct report {
   /// (tools/benchmark/machine_cpu.hpp), in A and in the pipeline.
   std::map<std::string, double> a_cpu_per_1000, pipeline_cpu_per_1000;
   double pipeline_busy = 0; ///< share of all cores busy in the pipeline
+  scrape_results scraping;
 
   std::string table() const;
   /// The figures as JSON; an error names a value JSON cannot carry (NaN,
