@@ -193,7 +193,10 @@ CAF_TEST(the last data stays greyed when the status node stops answering) {
   // the node reuses for a second: wait for them to show it).
   CAF_REQUIRE(wait_until([&] {
     auto res = get("/api/status");
-    return res && res->body.find("\"" + q + "\"") != std::string::npos;
+    rapidjson::Document doc;
+    return res && res->status == 200
+           && !doc.Parse(res->body.c_str()).HasParseError() && doc.IsObject()
+           && doc.HasMember("queues") && doc["queues"].HasMember(q.c_str());
   }));
   failing_proxy proxy{http_port, 2};
   auto page = "http://127.0.0.1:" + std::to_string(proxy.port) + "/";
