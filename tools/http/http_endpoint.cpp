@@ -11,6 +11,7 @@
 
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
+#include "tools/http/dashboard_files.hpp"
 #include "tools/http/newest_first_queue.hpp"
 #include "tools/http/node_metrics.hpp"
 #include "tools/http/process_stats.hpp"
@@ -108,6 +109,8 @@ void http_endpoint::impl::routes() {
                       : "{\"error\": \"the status actor did not answer in time\"}\n",
                     "application/json");
   });
+  // The live dashboard at "/" (tools/http/dashboard/), reading /api/status.
+  add_dashboard_routes(s, static_cast<bool>(targets.status));
 }
 
 void http_endpoint::impl::limits() {

@@ -18,12 +18,19 @@ demo_psql() {
   psql -X -q -t -A -v ON_ERROR_STOP=1 "$OUTBOX_DATABASE_URL" "$@"
 }
 
-# demo_cluster_start RUN BIN CONFIG STATUS LAYOUT
+# demo_cluster_start RUN BIN CONFIG STATUS LAYOUT HTTP: in the layout's
+# flags STATUS becomes the status node's HOST:PORT and HTTP the HOST:PORT of
+# its HTTP endpoint; when a line has HTTP, RUN/dashboard holds the
+# dashboard's address.
 demo_cluster_start() {
-  local run=$1 bin=$2 config=$3 status=$4 layout=$5 name flags
+  local run=$1 bin=$2 config=$3 status=$4 layout=$5 http=$6 name flags
   while read -r name flags; do
     case "$name" in ''|'#'*) continue ;; esac
     flags=${flags//STATUS/$status}
+    if [[ " $flags " == *" HTTP "* ]]; then
+      flags=${flags//HTTP/$http}
+      echo "http://$http/" >"$run/dashboard"
+    fi
     # shellcheck disable=SC2086 # the layout's flags are words on purpose
     "$bin/outboxd" --config "$config" $flags >>"$run/$name.log" 2>&1 &
     echo $! >>"$run/pids"

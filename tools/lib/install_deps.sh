@@ -1,12 +1,12 @@
 # Installs the Debian packages the build, the tests and the demo need, when
 # any is missing (openssl makes the TLS tests' certificates, dpkg-dev's
-# dpkg-shlibdeps the package's dependencies). Source it, then call
-# install_deps.
+# dpkg-shlibdeps the package's dependencies, chromium loads the dashboard
+# in its tests). Source it, then call install_deps.
 
 OUTBOX_PACKAGES=(g++ make cmake pkg-config libcaf-dev libpq-dev librabbitmq-dev
                  rapidjson-dev libspdlog-dev postgresql-15 postgresql-client-15
                  rabbitmq-server python3 python3-pika python3-psycopg2 openssl
-                 libcpp-httplib-dev prometheus dpkg-dev)
+                 libcpp-httplib-dev prometheus dpkg-dev chromium)
 
 install_deps() {
   local missing=()
