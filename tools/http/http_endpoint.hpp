@@ -1,5 +1,5 @@
 // A node's HTTP endpoint (outboxd --http): /metrics, /healthz, /readyz
-// and, on a status node, /api/status. cpp-httplib serves it on threads of
+// and, on a status node, /api/status and the dashboard (/). cpp-httplib serves it on threads of
 // its own, never on CAF's scheduler: each request asks the node's actors
 // with a deadline, so a slow or stuck actor costs a 503, not a hung client,
 // and a slow client holds one of the endpoint's threads, not the relay.
