@@ -269,7 +269,7 @@
       body.append(noteRow("counts unavailable while the database is unreadable"));
       return;
     }
-    const names = Object.keys(doc.queues).sort();
+    const names = Object.keys(doc.queues || {}).sort();
     if (!names.length) body.append(noteRow("no deliveries yet"));
     const last = samples.length - 1;
     for (const q of names) {
