@@ -26,6 +26,19 @@ void check_ends(const std::pair<int, std::string>& run, int status,
   CAF_CHECK_NOT_EQUAL(run.second.find(text), std::string::npos);
 }
 
+int open_loopback_connection(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(port);
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 uint16_t free_port() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

@@ -17,6 +17,10 @@ using outbox::child_process;
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 uint16_t free_port();
 
+/// A TCP connection to 127.0.0.1:`port`, left as it is (-1 if refused):
+/// for tests that play a raw or misbehaving client.
+int open_loopback_connection(uint16_t port);
+
 /// Runs a command and returns its exit code and output (stdout+stderr).
 std::pair<int, std::string> run_command(const std::string& cmd);
 

@@ -13,6 +13,7 @@
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/headless_chromium.hpp"
+#include "tests/integration/http_node.hpp"
 #include "tests/integration/test_worker.hpp"
 
 using namespace outbox;
@@ -47,11 +48,10 @@ struct dashboard_fixture : cluster_fixture {
   /// its HTTP endpoint.
   std::unique_ptr<child_process> node(const std::string& config,
                                       const std::string& roles) {
-    std::vector<std::string> args{"--config", config, "--roles", roles,
-                                  "--http", "127.0.0.1:" + std::to_string(http_port)};
+    std::vector<std::string> args{"--roles", roles};
     if (roles.find("status") != std::string::npos)
       args.insert(args.end(), {"--listen", "127.0.0.1:" + std::to_string(free_port())});
-    return std::make_unique<child_process>(OUTBOXD_PATH, args, dir + "/node.log");
+    return http_node(config, http_port, std::move(args), dir + "/node.log");
   }
 
   httplib::Result get(const std::string& path) {

@@ -1,11 +1,9 @@
 #define CAF_SUITE integration.http
 #include <caf/test/unit_test.hpp>
 
-#include <arpa/inet.h>
 #include <atomic>
 #include <csignal>
 #include <fstream>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <thread>
@@ -16,26 +14,13 @@
 
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/http_node.hpp"
 #include "tests/integration/test_worker.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
 
 namespace {
-
-/// A TCP connection to 127.0.0.1:`port` (-1 if refused), left as it is.
-int open_connection(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(port);
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 /// Lets this process hold `n` more descriptors than it does.
 void allow_descriptors(rlim_t n) {
@@ -63,23 +48,12 @@ struct http_fixture : cluster_fixture {
   /// outboxd with every role, its status port and its HTTP endpoint.
   std::unique_ptr<child_process> node(const std::string& config,
                                       std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"--config", config, "--listen",
-                                  "127.0.0.1:" + status_port, "--http",
-                                  "127.0.0.1:" + std::to_string(http_port)};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return std::make_unique<child_process>(OUTBOXD_PATH, args, dir + "node.log");
+    extra.insert(extra.begin(), {"--listen", "127.0.0.1:" + status_port});
+    return http_node(config, http_port, std::move(extra), dir + "node.log");
   }
 
-  /// GET `path` from the node's endpoint: (status, body); status -1 when
-  /// nothing answered.
   std::pair<int, std::string> get(const std::string& path) {
-    httplib::Client c{"127.0.0.1", http_port};
-    c.set_connection_timeout(2);
-    c.set_read_timeout(5);
-    auto res = c.Get(path.c_str());
-    if (!res)
-      return {-1, ""};
-    return {res->status, res->body};
+    return http_get(http_port, path);
   }
 
   /// The value of the sample `line_start` ("name{labels}") in `text`; -1
@@ -251,7 +225,7 @@ CAF_TEST(a flood of idle connections and a slow client stall neither the endpoin
   allow_descriptors(1100);
   std::vector<int> flood;
   for (int i = 0; i < 1000; ++i)
-    if (int fd = open_connection(http_port); fd >= 0)
+    if (int fd = open_loopback_connection(http_port); fd >= 0)
       flood.push_back(fd);
   CAF_MESSAGE(flood.size() << " idle connections open");
   CAF_CHECK_EQUAL(flood.size(), 1000u);
@@ -259,7 +233,7 @@ CAF_TEST(a flood of idle connections and a slow client stall neither the endpoin
   // scenario, not a wait of the test).
   std::atomic<bool> done{false};
   std::thread loris{[&] {
-    int fd = open_connection(http_port);
+    int fd = open_loopback_connection(http_port);
     std::string line = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: ";
     for (size_t i = 0; !done && fd >= 0; ++i) {
       char c = i < line.size() ? line[i] : 'a';

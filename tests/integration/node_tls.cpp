@@ -6,8 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -41,17 +39,14 @@ long resident_mib(pid_t pid) {
 /// whether the peer closed the connection within `deadline`.
 bool peer_closes_after(uint16_t port, const std::string& bytes,
                        std::chrono::seconds deadline) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(port);
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = open_loopback_connection(port);
+  if (fd < 0)
+    return false;
   timeval tv{static_cast<time_t>(deadline.count()), 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   bool closed = false;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) == 0
-      && ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL)
-           == static_cast<ssize_t>(bytes.size())) {
+  if (::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL)
+      == static_cast<ssize_t>(bytes.size())) {
     char buf[4096];
     ssize_t n;
     while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0)
