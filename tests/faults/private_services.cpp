@@ -1,8 +1,6 @@
 #include "tests/faults/private_services.hpp"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <caf/test/unit_test.hpp>
 
@@ -12,11 +10,9 @@ namespace outbox::testing {
 
 namespace {
 
+// A one-line file the service scripts wrote (a port), without its newline.
 std::string read_value(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream text;
-  text << in.rdbuf();
-  auto s = text.str();
+  auto s = read_file(path);
   while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
     s.pop_back();
   return s;

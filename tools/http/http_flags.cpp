@@ -24,6 +24,9 @@ caf::expected<std::optional<host_port>>
 read_http_flag(const std::string& text, const node_settings& node) {
   if (text.empty())
     return std::optional<host_port>{};
+  if (node.once)
+    return make_error(errc::config_invalid,
+                      "--http: not with --once (the node exits after its pass)");
   auto full = text;
   if (!has_port(text)) {
     if (!node.has(node_role::status))

@@ -14,6 +14,8 @@ CAF_TEST(the http flag takes a port an address or a host on the status node) {
   worker_node.roles = {node_role::dispatcher};
   node_settings insecure = worker_node;
   insecure.insecure = true;
+  node_settings once = worker_node;
+  once.once = true;
   node_settings tls = worker_node;
   tls.tls = node_tls{"c.pem", "k.pem", "ca.pem", ""};
   struct {
@@ -31,6 +33,8 @@ CAF_TEST(the http flag takes a port an address or a host on the status node) {
     {"0.0.0.0:9100", &insecure, "0.0.0.0:9100"},
     {"0.0.0.0:9100", &tls, "0.0.0.0:9100"},
     {"127.0.0.1:99999", &worker_node, "!--http: "},
+    {"9100", &once, "!not with --once"},
+    {"", &once, ""},
   };
   for (auto& c : cases) {
     auto got = read_http_flag(c.text, *c.node);
