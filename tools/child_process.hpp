@@ -3,6 +3,7 @@
 // it cost (peak RSS, CPU seconds) read from /proc while it runs.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -47,5 +48,9 @@ public:
 private:
   pid_t pid_ = -1;
 };
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (0 if none could be
+/// had): for a child's listener.
+uint16_t free_loopback_port();
 
 } // namespace outbox

@@ -14,9 +14,6 @@
 
 namespace outbox::bench {
 
-/// A free loopback TCP port now (the kernel's pick for port 0).
-uint16_t free_loopback_port();
-
 /// What the scrapes saw.
 struct scrape_figures {
   int64_t scrapes = 0;  ///< GETs answered 200
