@@ -18,6 +18,8 @@ std::chrono::milliseconds next_delay(const pass_outcome& out,
     return failures.backoff(s.max_backoff);
   if (out.more || out.again)
     return milliseconds{0};
+  if (out.poll)
+    return std::min(*out.poll, s.idle);
   if (out.due)
     // A floor keeps a dispatcher whose ready rows are locked by another one
     // (SKIP LOCKED) from spinning.

@@ -34,6 +34,9 @@ struct pass_outcome {
   int64_t rows = 0;
   bool more = false; ///< a full batch: more work is probably waiting
   std::optional<std::chrono::milliseconds> due; ///< earliest known work
+  /// Pass again after this, below due's floor: the router, while ordered
+  /// events wait for older transactions to end (milliseconds, usually).
+  std::optional<std::chrono::milliseconds> poll;
   /// Pass again at once, though the batch was not full: the pass already
   /// waited inside (the result handler's fetch), so no timer is needed.
   bool again = false;

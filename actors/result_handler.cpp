@@ -111,6 +111,8 @@ private:
     out.counters["completed"] += applied->completed;
     out.counters["retried"] += applied->retried;
     out.counters["failed"] += applied->failed;
+    if (applied->released > 0)
+      out.counters["keys_released"] += applied->released;
     return caf::none;
   }
 

@@ -37,8 +37,14 @@ public:
     out.rows = routed->events_routed;
     // A quarantined event took a place in the batch as well.
     out.more = routed->events_routed + routed->events_quarantined >= batch_size_;
+    if (routed->held_back) {
+      // Ordered events wait for older transactions (routing_horizon.hpp).
+      out.poll = std::chrono::milliseconds{routed->held_retry_ms};
+    }
     out.counters["deliveries"] = routed->deliveries_created;
     out.counters["superseded"] = routed->deliveries_superseded;
+    if (routed->deliveries_released > 0)
+      out.counters["keys_released"] = routed->deliveries_released;
     if (routed->events_quarantined > 0)
       out.counters["quarantined"] = routed->events_quarantined;
     return out;

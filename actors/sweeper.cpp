@@ -27,6 +27,8 @@ public:
     out.counters["retried"] = swept->retried;
     out.counters["failed"] = swept->failed;
     out.counters["expired"] = swept->expired;
+    if (swept->released > 0)
+      out.counters["keys_released"] = swept->released;
     if (out.rows > 0)
       logger("sweeper")->info("event=swept timedOut={} retried={} failed={} "
                               "expired={}",

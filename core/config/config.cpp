@@ -178,6 +178,24 @@ void read_merge(const json& v, const std::string& path, problems& errs,
     errs.add(path, v, "must be one of \"replace\", \"json-merge\", \"none\"");
 }
 
+void read_ordering(const json& v, const std::string& path, problems& errs,
+                   key_ordering& out) {
+  auto x = v.IsString() ? parse_key_ordering(v.GetString()) : std::nullopt;
+  if (x)
+    out = *x;
+  else
+    errs.add(path, v, "must be \"none\" or \"key\"");
+}
+
+void read_on_failure(const json& v, const std::string& path, problems& errs,
+                     failure_policy& out) {
+  auto x = v.IsString() ? parse_failure_policy(v.GetString()) : std::nullopt;
+  if (x)
+    out = *x;
+  else
+    errs.add(path, v, "must be \"continue\" or \"block\"");
+}
+
 void read_queue_type(const json& v, const std::string& path, problems& errs,
                      queue_type& out) {
   auto type = v.IsString() ? parse_queue_type(v.GetString()) : std::nullopt;
@@ -217,6 +235,8 @@ enum class key_kind {
   delays,     // a list of positive integers
   merge,      // a merge mode
   queue_type, // classic or quorum
+  ordering,   // none or key
+  on_failure, // continue or block
   patterns,   // `except`
   routes,     // event type -> list of routes
 };
@@ -234,7 +254,8 @@ struct routes_target {
 // Where a key's value goes.
 using destination
   = std::variant<std::string*, int32_t*, int64_t*, bool*, std::vector<int32_t>*,
-                 merge_mode*, queue_type*, std::vector<std::string>*,
+                 merge_mode*, queue_type*, key_ordering*, failure_policy*,
+                 std::vector<std::string>*,
                  routes_target>;
 
 // One key of a JSON object: its name, kind, destination and limits. A
@@ -292,6 +313,10 @@ void read_value(const json& v, const std::string& path, const key_spec& k,
                                   target<std::vector<std::string>>(k));
     case key_kind::queue_type:
       return read_queue_type(v, path, errs, target<queue_type>(k));
+    case key_kind::ordering:
+      return read_ordering(v, path, errs, target<key_ordering>(k));
+    case key_kind::on_failure:
+      return read_on_failure(v, path, errs, target<failure_policy>(k));
     case key_kind::routes:
       return read_routes(v, path, std::get<routes_target>(k.out), errs);
   }
@@ -340,6 +365,8 @@ key_table route_keys(route& r, queue_type& type) {
     {"ttlSeconds", key_kind::integer, &rules.ttl_seconds, 0, INT32_MAX},
     {"merge", key_kind::merge, &rules.merge},
     {"queueType", key_kind::queue_type, &type},
+    {"ordering", key_kind::ordering, &rules.ordering},
+    {"onFailure", key_kind::on_failure, &rules.on_failure},
   };
 }
 
@@ -398,6 +425,11 @@ void read_route(const json& obj, const std::string& event_type,
   r.rules.ttl_seconds = *t.default_ttl; // the route's own ttlSeconds wins
   auto type = *t.default_type;          // and its own queueType
   read_keys(obj, path, route_keys(r, type), errs);
+  if (r.rules.on_failure == failure_policy::block_key
+      && r.rules.ordering != key_ordering::key)
+    errs.add(path + ".onFailure",
+             "\"block\" needs \"ordering\": \"key\" (without ordering no "
+             "delivery waits for another)");
   auto& out = *t.routes;
   for (auto& other : out)
     if (other.event_type == event_type && other.job == r.job

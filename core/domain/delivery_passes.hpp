@@ -73,6 +73,8 @@ struct claim_result {
 struct apply_result {
   std::vector<result_verdict> verdicts; ///< one per input, same order
   int64_t completed = 0, retried = 0, failed = 0, expired = 0;
+  /// Deliveries of ordered keys made ready because a hold ended.
+  int64_t released = 0;
   std::vector<delivery_transition> transitions;
 };
 
@@ -80,6 +82,8 @@ struct sweep_result {
   int64_t timed_out = 0; ///< dispatched past delivery_timeout_at
   int64_t retried = 0, failed = 0;
   int64_t expired = 0;   ///< timed-out or pending ones past their TTL
+  /// Deliveries of ordered keys made ready because a hold ended.
+  int64_t released = 0;
   std::vector<delivery_transition> transitions;
 };
 

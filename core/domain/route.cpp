@@ -20,6 +20,26 @@ std::optional<merge_mode> parse_merge_mode(const std::string& text) {
   return std::nullopt;
 }
 
+const char* to_string(key_ordering x) {
+  return x == key_ordering::key ? "key" : "none";
+}
+
+std::optional<key_ordering> parse_key_ordering(const std::string& text) {
+  if (text == "none") return key_ordering::none;
+  if (text == "key") return key_ordering::key;
+  return std::nullopt;
+}
+
+const char* to_string(failure_policy x) {
+  return x == failure_policy::block_key ? "block" : "continue";
+}
+
+std::optional<failure_policy> parse_failure_policy(const std::string& text) {
+  if (text == "continue") return failure_policy::continue_key;
+  if (text == "block") return failure_policy::block_key;
+  return std::nullopt;
+}
+
 std::string check_queue_name(const std::string& name) {
   // The results queue appends ".results" to the 255 bytes AMQP allows.
   if (auto rule = check_amqp_name(name, 247); !rule.empty())

@@ -23,6 +23,14 @@ struct routing_result {
   /// Events taken out of routing because they alone made it fail.
   int64_t events_quarantined = 0;
   std::vector<superseded_delivery> superseded;
+  /// Deliveries of ordered keys made ready (their key was free).
+  int64_t deliveries_released = 0;
+  /// Events of ordered routes wait for older transactions to end
+  /// (routing_horizon.hpp): route again soon.
+  bool held_back = false;
+  /// When held back: how soon to route again (2 ms while the horizon
+  /// moves, longer while an open transaction keeps it still).
+  int64_t held_retry_ms = 0;
   /// New deliveries per queue: the dispatchers to wake.
   std::map<std::string, int64_t> per_queue;
 };

@@ -16,7 +16,8 @@ namespace {
 
 // Ready deliveries of one queue via the partial ready index; SKIP LOCKED
 // keeps concurrent dispatchers of a queue apart. Rows past their TTL expire
-// here instead of being sent; the rest get a fresh dispatch id. The scan
+// here instead of being sent (but for those of ordered keys, which the
+// sweep expires, in the transaction that hands their key on); the rest get a fresh dispatch id. The scan
 // starts after the cursor ($3, $4). Besides a row per delivery taken
 // ('send', 'expired') it returns, each in a row of its own kind and column
 // of its own: when the next pending delivery (a retry, say) becomes ready
@@ -31,6 +32,7 @@ WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
       last_error = 'time to live ran out before sending'
   FROM ready r
   WHERE d.id = r.id AND d.expires_at IS NOT NULL AND d.expires_at <= now()
+    AND NOT d.ordered
   RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
 ), claimed AS (
   UPDATE {{deliveries}} d
@@ -122,7 +124,7 @@ constexpr const char* quarantine_sql = R"sql(
 UPDATE {{deliveries}}
 SET status = 'failed', failed_at = now(), finished_at = now(), last_error = $2
 WHERE id = $1 AND status = 'pending'
-RETURNING id, event_id, job, queue, attempts
+RETURNING id, event_id, job, queue, attempts, ordered
 )sql";
 
 // `ready` picks the rows; `max` is the parameter of the in-flight limit.
@@ -251,7 +253,7 @@ claim_repository::claim_repository(const schema_names& names)
   : claim_sql_(claim_statement(names, batch_ready, "$5")),
     claim_one_sql_(claim_statement(names, one_ready, "$3")),
     candidates_sql_(fill_names(candidates_sql, names)),
-    quarantine_sql_(fill_names(quarantine_sql, names)) {
+    quarantine_sql_(fill_names(quarantine_sql, names)), release_(names) {
 }
 
 caf::expected<claim_result>
@@ -347,9 +349,15 @@ caf::error claim_repository::quarantine(pg_connection& conn,
     return caf::none; // claimed by another dispatcher meanwhile
   column_finder col{*q, "quarantine_delivery"};
   int id_col = col("id"), event_col = col("event_id"), job_col = col("job"),
-      queue_col = col("queue"), attempts_col = col("attempts");
+      queue_col = col("queue"), attempts_col = col("attempts"),
+      ordered_col = col("ordered");
   if (col.error())
     return col.error();
+  // Its own statement after the quarantine's (both autocommit, as the
+  // claim): a crash between them leaves the key to the sweep's backstop.
+  if (q->text(0, ordered_col) == "t")
+    if (auto released = release_.release(conn, {q->int64(0, id_col)}); !released)
+      return released.error();
   ++out.quarantined;
   out.transitions.push_back(
     {q->int64(0, event_col), q->int64(0, id_col), q->text(0, job_col),

@@ -13,6 +13,7 @@
 
 #include "core/domain/delivery_passes.hpp"
 #include "core/domain/schema_names.hpp"
+#include "core/pg/key_release.hpp"
 
 namespace outbox {
 
@@ -45,6 +46,7 @@ private:
                         claim_result& out);
 
   std::string claim_sql_, claim_one_sql_, candidates_sql_, quarantine_sql_;
+  key_release release_;
 };
 
 } // namespace outbox

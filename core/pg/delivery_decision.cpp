@@ -14,7 +14,8 @@ constexpr const char* decision_columns = R"sql(
   id, status, COALESCE(dispatch_id::text, '') AS dispatch_id, job, attempts,
   retry_delays::text AS retry_delays, repeat_last_delay,
   {{unix_micros:expires_at}} AS expires_us,
-  (extract(epoch FROM now()) * 1000000)::bigint AS now_us, event_id, queue
+  (extract(epoch FROM now()) * 1000000)::bigint AS now_us, event_id, queue,
+  ordered
 )sql";
 
 // Applies decided transitions to rows this transaction locked and checked
@@ -45,7 +46,7 @@ RETURNING d.id
 
 struct decision_index {
   int id, status, dispatch_id, job, attempts, retry_delays, repeat_last_delay,
-    expires_us, now_us, event_id, queue;
+    expires_us, now_us, event_id, queue, ordered;
 };
 
 pg_param micros_param(std::optional<time_point> t) {
@@ -72,7 +73,7 @@ read_locked(const pg_rows& rows, const char* statement) {
                    col("attempts"),     col("retry_delays"),
                    col("repeat_last_delay"), col("expires_us"),
                    col("now_us"),       col("event_id"),
-                   col("queue")};
+                   col("queue"),        col("ordered")};
   if (col.error())
     return col.error();
   std::vector<locked_delivery> out;
@@ -92,8 +93,17 @@ read_locked(const pg_rows& rows, const char* statement) {
     d.now = from_unix_micros(rows.int64(i, c.now_us));
     d.event_id = rows.int64(i, c.event_id);
     d.queue = rows.text(i, c.queue);
+    d.ordered = rows.text(i, c.ordered) == "t";
     out.push_back(std::move(d));
   }
+  return out;
+}
+
+std::vector<int64_t> ordered_ids(const std::vector<locked_delivery>& ds) {
+  std::vector<int64_t> out;
+  for (auto& d : ds)
+    if (d.ordered)
+      out.push_back(d.id);
   return out;
 }
 

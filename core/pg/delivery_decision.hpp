@@ -25,7 +25,11 @@ struct locked_delivery {
   delivery_rules rules;
   std::optional<time_point> expires_at;
   time_point now; ///< the database's clock
+  bool ordered = false; ///< of an ordered key: its end releases the key
 };
+
+/// The ids of the ordered ones among `ds` (for key_release).
+std::vector<int64_t> ordered_ids(const std::vector<locked_delivery>& ds);
 
 /// Fills the slot "{{decision_columns}}" of `sql` with the columns
 /// read_locked reads.

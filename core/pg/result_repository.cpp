@@ -21,7 +21,8 @@ WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
 // Completions, the common result, in one statement and one round trip: a
 // delivery completes only if it is still dispatched under the result's
-// dispatch id and job. For the results that changed nothing the rows as they
+// dispatch id and job. A delivery of an ordered key is left to the
+// transaction of apply_decided, which hands its key on in the same commit. For the results that changed nothing the rows as they
 // were before the statement say why (no such delivery, stale, wrong job).
 // Dispatch ids are compared as text: they come from workers, and a malformed
 // one must be a stale result, not a failed statement. The status is compared
@@ -36,17 +37,17 @@ WITH r AS (
   SET status = 'completed', completed_at = now(), finished_at = now()
   FROM r
   WHERE d.id = r.id AND d.dispatch_id::text = r.dispatch_id AND d.job = r.job
-    AND d.status = (SELECT 'dispatched')
+    AND d.status = (SELECT 'dispatched') AND NOT d.ordered
   RETURNING d.id, d.event_id, d.job, d.queue, d.attempts,
     (extract(epoch FROM now() - d.dispatched_at) * 1000000)::bigint AS since_dispatch_us
 )
 SELECT true AS completed, id, event_id, job, queue, attempts,
        NULL::text AS status_before, NULL::text AS dispatch_id_before,
-       since_dispatch_us
+       since_dispatch_us, false AS ordered
 FROM completed
 UNION ALL
 SELECT false, d.id, d.event_id, d.job, d.queue, d.attempts, d.status,
-       COALESCE(d.dispatch_id::text, ''), NULL
+       COALESCE(d.dispatch_id::text, ''), NULL, d.ordered
 FROM {{deliveries}} d
 WHERE d.id = ANY($1::bigint[])
   AND NOT EXISTS (SELECT 1 FROM completed c WHERE c.id = d.id)
@@ -99,7 +100,7 @@ bool all_completions(const std::vector<send_result>& rs) {
 // The columns of complete_sql.
 struct completion_columns {
   int completed, id, event_id, job, queue, attempts, status_before,
-    dispatch_id_before, since_dispatch_us;
+    dispatch_id_before, since_dispatch_us, ordered;
 };
 
 caf::expected<completion_columns> completion_columns_of(const pg_rows& rows) {
@@ -108,7 +109,7 @@ caf::expected<completion_columns> completion_columns_of(const pg_rows& rows) {
                        col("event_id"),      col("job"),
                        col("queue"),         col("attempts"),
                        col("status_before"), col("dispatch_id_before"),
-                       col("since_dispatch_us")};
+                       col("since_dispatch_us"), col("ordered")};
   if (col.error())
     return col.error();
   return c;
@@ -132,7 +133,7 @@ result_verdict unapplied_verdict(const send_result& r, const pg_rows& rows,
 result_repository::result_repository(const schema_names& names)
   : complete_sql_(fill_names(complete_sql, names)),
     lock_sql_(fill_names(with_decision_columns(lock_sql), names)),
-    update_sql_(transition_update_sql(names)) {
+    update_sql_(transition_update_sql(names)), release_(names) {
 }
 
 caf::expected<apply_result>
@@ -171,6 +172,10 @@ result_repository::apply_decided(pg_connection& conn,
   if (auto err = apply_transitions(conn, "apply_results", update_sql_, batch))
     return err;
   out.transitions = batch.take_done();
+  auto released = release_.release(conn, ordered_ids(*locked));
+  if (!released)
+    return released.error();
+  out.released = *released;
   return out;
 }
 
@@ -200,6 +205,7 @@ result_repository::apply_completions(pg_connection& conn,
   apply_result out;
   out.verdicts.assign(rs.size(), result_verdict::unknown_delivery);
   std::set<int64_t> applied;
+  std::vector<size_t> ordered; // results of ordered deliveries, by index
   for (size_t k = 0; k < rs.size(); ++k) {
     auto id = rs[k].delivery_id;
     if (auto it = completed.find(id); it != completed.end()) {
@@ -216,10 +222,37 @@ result_repository::apply_completions(pg_connection& conn,
       out.verdicts[k] = result_verdict::applied;
       ++out.completed;
     } else if (auto b = before.find(id); b != before.end()) {
-      out.verdicts[k] = unapplied_verdict(rs[k], *rows, b->second, *c);
+      if (rows->text(b->second, c->ordered) == "t")
+        ordered.push_back(k);
+      else
+        out.verdicts[k] = unapplied_verdict(rs[k], *rows, b->second, *c);
     }
   }
+  if (ordered.empty())
+    return out;
+  if (auto err = apply_ordered(conn, rs, ordered, out))
+    return err;
   return out;
+}
+
+caf::error result_repository::apply_ordered(pg_connection& conn,
+                                            const std::vector<send_result>& rs,
+                                            const std::vector<size_t>& which,
+                                            apply_result& out) {
+  std::vector<send_result> sub;
+  for (auto k : which)
+    sub.push_back(rs[k]);
+  auto decided = in_transaction<apply_result>(
+    conn, [&]() -> caf::expected<apply_result> { return apply_decided(conn, sub); });
+  if (!decided)
+    return decided.error();
+  for (size_t i = 0; i < which.size(); ++i)
+    out.verdicts[which[i]] = decided->verdicts[i];
+  out.completed += decided->completed;
+  out.released += decided->released;
+  for (auto& t : decided->transitions)
+    out.transitions.push_back(std::move(t));
+  return caf::none;
 }
 
 } // namespace outbox

@@ -11,6 +11,7 @@
 
 #include "core/domain/delivery_passes.hpp"
 #include "core/domain/schema_names.hpp"
+#include "core/pg/key_release.hpp"
 
 namespace outbox {
 
@@ -24,7 +25,9 @@ public:
   /// still dispatched under the same dispatch id and job; `retry` follows
   /// the delivery's own retry rules and time to live. A batch of
   /// completions only (the common case) takes one statement; any other
-  /// batch locks its deliveries, decides, and updates in one transaction.
+  /// batch locks its deliveries, decides, and updates in one transaction,
+  /// as do the completions of ordered deliveries, which hand their key on
+  /// in the same transaction (key_release).
   caf::expected<apply_result> apply_results(pg_connection& conn,
                                             const std::vector<send_result>& rs);
 
@@ -35,7 +38,14 @@ private:
   caf::expected<apply_result>
   apply_completions(pg_connection& conn, const std::vector<send_result>& rs);
 
+  // apply_decided, in a transaction, for the results `which` of `rs`
+  // (those of ordered deliveries), merged into `out`.
+  caf::error apply_ordered(pg_connection& conn,
+                           const std::vector<send_result>& rs,
+                           const std::vector<size_t>& which, apply_result& out);
+
   std::string complete_sql_, lock_sql_, update_sql_;
+  key_release release_;
 };
 
 } // namespace outbox

@@ -1,11 +1,14 @@
 #include "core/pg/routing_repository.hpp"
 
+#include <algorithm>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/domain/ready_notice.hpp"
+#include "core/pg/pg_columns.hpp"
 #include "core/pg/pg_connection.hpp"
 
 namespace outbox {
@@ -24,17 +27,20 @@ namespace {
 constexpr const char* route_sql = R"sql(
 WITH routes AS (SELECT * FROM {{routes}}), claimed AS ({{claim}}), inserted AS (
   INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
-    repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key)
+    repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key,
+    ordered, block_on_failure, available_at)
   SELECT c.id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
          r.delivery_timeout_seconds, r.merge,
          CASE WHEN r.ttl_seconds > 0
               THEN LEAST(c.expires_at, c.created_at + make_interval(secs => r.ttl_seconds))
               ELSE c.expires_at END,
-         c.key
+         c.key, o.ordered, o.ordered AND r.on_failure = 'block',
+         CASE WHEN o.ordered THEN NULL ELSE now() END
   FROM claimed c JOIN routes r ON r.event_type = c.event_type
+  CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
   ORDER BY c.id, r.job, r.queue
   ON CONFLICT (event_id, job, queue) DO NOTHING
-  RETURNING queue, coalesce_key, job, merge
+  RETURNING id, queue, coalesce_key, job, merge, ordered
 ), marked AS (
   UPDATE {{events}} e SET routed_at = now()
   WHERE e.id = ANY (ARRAY(SELECT id FROM claimed))
@@ -46,7 +52,18 @@ UNION ALL
 SELECT DISTINCT 'key', queue, job, 0, coalesce_key FROM inserted
   WHERE coalesce_key IS NOT NULL AND merge <> 'none'
 UNION ALL
+SELECT 'ordered', NULL, NULL, id, NULL FROM inserted WHERE ordered
+UNION ALL
 SELECT 'events', NULL, NULL, count(*), NULL FROM marked
+UNION ALL
+-- Whether an ordered event waits for the horizon (routing_horizon.hpp);
+-- $5 < 0: this router does not route ordered events in this pass.
+SELECT 'held', NULL, NULL, count(*), NULL FROM (
+  SELECT 1 FROM {{events}} e
+  WHERE cardinality($4::text[]) > 0 AND $5::bigint >= 0
+    AND e.routed_at IS NULL AND e.id > $5::bigint AND e.key IS NOT NULL
+    AND e.event_type = ANY($4::text[])
+  LIMIT 1) h
 )sql";
 
 // The claim of route_sql in a pass: the next batch ($2 rows) in id order.
@@ -54,6 +71,7 @@ constexpr const char* batch_claim = R"sql(
   SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
   FROM {{events}} e
   WHERE e.routed_at IS NULL AND e.event_type = ANY($3::text[])
+    AND (e.key IS NULL OR e.id <= $5::bigint OR NOT e.event_type = ANY($4::text[]))
   ORDER BY e.id
   LIMIT $2
   FOR UPDATE OF e SKIP LOCKED
@@ -66,6 +84,7 @@ constexpr const char* one_claim = R"sql(
   FROM {{events}} e
   WHERE e.id = $2::bigint AND e.routed_at IS NULL
     AND e.event_type = ANY($3::text[])
+    AND (e.key IS NULL OR e.id <= $5::bigint OR NOT e.event_type = ANY($4::text[]))
   FOR UPDATE OF e SKIP LOCKED
 )sql";
 
@@ -143,12 +162,49 @@ WHERE o.id = older.id
 RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
 )sql";
 
-// The routes' event types as a text[] literal (the claim's $3).
-std::string routed_types(const std::vector<route>& routes) {
+// The routing transaction's first statement when routes are ordered
+// (core/domain/routing_horizon.hpp): the newest event id taken (read by a
+// sub-select that runs before the rest), then the transaction's own id,
+// then the oldest one still running. Only one router at a time routes
+// ordered events (routers skip each other's locked events, which would
+// let a later event of a key overtake an earlier one): the one that gets
+// the transaction-scoped lock.
+constexpr const char* horizon_sql = R"sql(
+SELECT s.q AS last_event_id, pg_current_xact_id()::text AS xid,
+       pg_snapshot_xmin(pg_current_snapshot())::text AS oldest_running,
+       pg_try_advisory_xact_lock(
+         hashtextextended('{{events}} ordered routing', 0)) AS leads
+FROM (SELECT COALESCE(pg_sequence_last_value(
+               pg_get_serial_sequence('{{events}}', 'id')::regclass), 0) AS q
+      OFFSET 0) s
+)sql";
+
+// The routes' event types as a text[] literal (the claim's $3); with
+// `ordered_only`, those of ordered routes (its $4).
+std::string routed_types(const std::vector<route>& routes,
+                         bool ordered_only = false) {
   std::vector<pg_param> types;
   for (auto& r : routes)
-    types.push_back(r.event_type);
+    if (!ordered_only || r.rules.ordering == key_ordering::key)
+      types.push_back(r.event_type);
   return pg_text_array(types);
+}
+
+// Adds what a later routing transaction of the same pass did to `into`.
+void add_to(routing_result& into, routing_result&& from) {
+  into.events_routed += from.events_routed;
+  into.deliveries_created += from.deliveries_created;
+  into.deliveries_superseded += from.deliveries_superseded;
+  into.deliveries_released += from.deliveries_released;
+  into.events_quarantined += from.events_quarantined;
+  for (auto& s : from.superseded)
+    into.superseded.push_back(std::move(s));
+  for (auto& [queue, n] : from.per_queue)
+    into.per_queue[queue] += n;
+  if (from.held_back) {
+    into.held_back = true;
+    into.held_retry_ms = from.held_retry_ms;
+  }
 }
 
 } // namespace
@@ -159,7 +215,7 @@ std::string with_routes(std::string sql) {
               "jsonb_to_recordset($1::jsonb) AS r(event_type text, job text,"
               " queue text, retry_delays integer[], repeat_last_delay boolean,"
               " delivery_timeout_seconds integer, ttl_seconds bigint,"
-              " merge text)");
+              " merge text, ordering text, on_failure text)");
   return sql;
 }
 
@@ -188,6 +244,10 @@ std::string routes_to_json(const std::vector<route>& routes) {
     w.Int64(r.rules.ttl_seconds);
     w.Key("merge");
     w.String(to_string(r.rules.merge));
+    w.Key("ordering");
+    w.String(to_string(r.rules.ordering));
+    w.Key("on_failure");
+    w.String(to_string(r.rules.on_failure));
     w.EndObject();
   }
   w.EndArray();
@@ -199,6 +259,12 @@ routing_repository::routing_repository(const schema_names& names,
                                        std::optional<ready_notify> notify)
   : notify_(std::move(notify)), routes_json_(routes_to_json(routes)),
     routed_types_(routed_types(routes)),
+    ordered_types_(routed_types(routes, true)),
+    any_ordered_(std::any_of(routes.begin(), routes.end(), [](const route& r) {
+      return r.rules.ordering == key_ordering::key;
+    })),
+    horizon_sql_(fill_names(horizon_sql, names)),
+    release_(names),
     route_sql_(with_claim(batch_claim, names)),
     route_one_sql_(with_claim(one_claim, names)),
     candidates_sql_(fill_names(candidates_sql, names)),
@@ -210,23 +276,46 @@ caf::expected<routing_result>
 routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
   auto routed = route_claimed(conn, "route_batch", route_sql_,
                               std::to_string(batch_size));
-  if (routed || !is_data_error(routed.error()))
-    return routed;
-  // Only after a failure: the hot path never runs more than the batch.
-  return route_one_by_one(conn, batch_size, sqlstate_of(routed.error()));
+  if (!routed) {
+    if (!is_data_error(routed.error()))
+      return routed;
+    // Only after a failure: the hot path never runs more than the batch.
+    return route_one_by_one(conn, batch_size, sqlstate_of(routed.error()));
+  }
+  // Ordered events this transaction only took a sample for: the next one,
+  // a moment later, usually finds the older transactions ended and routes
+  // them in this pass (routing_horizon.hpp).
+  if (routed->held_back && horizon_.progressed()
+      && routed->events_routed < batch_size) {
+    auto more = route_claimed(conn, "route_batch", route_sql_,
+                              std::to_string(batch_size - routed->events_routed));
+    if (!more)
+      return more.error(); // a data error again: the next pass goes one by one
+    add_to(*routed, std::move(*more));
+  }
+  return routed;
 }
+
+struct routing_repository::coalesce_targets {
+  std::vector<pg_param> keys, jobs, queues;
+};
 
 caf::expected<routing_result>
 routing_repository::route_claimed(pg_connection& conn, const char* name,
                                   const std::string& sql,
                                   const std::string& limit_or_id) {
   return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
+    auto safe = ordered_safe_id(conn);
+    if (!safe)
+      return safe.error();
     auto rows = conn.exec_prepared(name, sql,
-                                   {routes_json_, limit_or_id, routed_types_});
+                                   {routes_json_, limit_or_id, routed_types_,
+                                    ordered_types_, std::to_string(*safe)});
     if (!rows)
       return rows.error();
     routing_result out;
-    std::vector<pg_param> keys, jobs, queues;
+    coalesce_targets targets;
+    std::vector<int64_t> ordered;
     for (int i = 0; i < rows->size(); ++i) {
       auto kind = rows->text(i, 0);
       if (kind == "events") {
@@ -234,32 +323,71 @@ routing_repository::route_claimed(pg_connection& conn, const char* name,
       } else if (kind == "queue") {
         out.per_queue[rows->text(i, 1)] = rows->int64(i, 3);
         out.deliveries_created += rows->int64(i, 3);
+      } else if (kind == "ordered") {
+        ordered.push_back(rows->int64(i, 3));
+      } else if (kind == "held") {
+        out.held_back = rows->int64(i, 3) > 0 || (any_ordered_ && *safe < 0);
       } else {
-        queues.push_back(rows->text(i, 1));
-        jobs.push_back(rows->text(i, 2));
-        keys.push_back(rows->text(i, 4));
+        targets.queues.push_back(rows->text(i, 1));
+        targets.jobs.push_back(rows->text(i, 2));
+        targets.keys.push_back(rows->text(i, 4));
       }
     }
     if (auto err = notify_ready(conn, out.per_queue))
       return err;
-    if (keys.empty())
-      return out;
-    // Not prepared: planned with this batch's keys each time. A generic
-    // plan made while the tables were small scans the whole coalesce index
-    // and joins the events by hash (found by tests/integration/query_plans).
-    auto superseded = conn.exec(
-      "coalesce", coalesce_sql_,
-      {pg_text_array(keys), pg_text_array(jobs), pg_text_array(queues)});
-    if (!superseded)
-      return superseded.error();
-    out.deliveries_superseded = superseded->size();
-    for (int i = 0; i < superseded->size(); ++i)
-      out.superseded.push_back({superseded->int64(i, 1), superseded->int64(i, 0),
-                                superseded->text(i, 2), superseded->text(i, 3),
-                                superseded->int64(i, 4),
-                                superseded->text(i, 5) == "json-merge"});
+    if (out.held_back)
+      out.held_retry_ms = horizon_.retry_delay(std::chrono::seconds{1}).count();
+    if (auto err = coalesce(conn, targets, out))
+      return err;
+    // After coalescing: a superseded head frees its key for the newest.
+    auto released = release_.release(conn, ordered);
+    if (!released)
+      return released.error();
+    out.deliveries_released = *released;
     return out;
   });
+}
+
+caf::expected<int64_t>
+routing_repository::ordered_safe_id(pg_connection& conn) {
+  if (!any_ordered_)
+    return 0; // no ordered route: $5 filters nothing
+  auto rows = conn.exec_prepared("routing_horizon", horizon_sql_, {});
+  if (!rows)
+    return rows.error();
+  column_finder col{*rows, "routing_horizon"};
+  int q = col("last_event_id"), xid = col("xid"), oldest = col("oldest_running"),
+      leads = col("leads");
+  if (col.error())
+    return col.error();
+  if (rows->size() != 1)
+    return make_error(errc::database_error, "routing_horizon: no row");
+  auto safe = horizon_.advance(
+    {rows->int64(0, q), std::stoull(rows->text(0, xid))},
+    std::stoull(rows->text(0, oldest)));
+  return rows->text(0, leads) == "t" ? safe : int64_t{-1};
+}
+
+caf::error routing_repository::coalesce(pg_connection& conn,
+                                        const coalesce_targets& t,
+                                        routing_result& out) {
+  if (t.keys.empty())
+    return caf::none;
+  // Not prepared: planned with this batch's keys each time. A generic
+  // plan made while the tables were small scans the whole coalesce index
+  // and joins the events by hash (found by tests/integration/query_plans).
+  auto superseded = conn.exec(
+    "coalesce", coalesce_sql_,
+    {pg_text_array(t.keys), pg_text_array(t.jobs), pg_text_array(t.queues)});
+  if (!superseded)
+    return superseded.error();
+  out.deliveries_superseded = superseded->size();
+  for (int i = 0; i < superseded->size(); ++i)
+    out.superseded.push_back({superseded->int64(i, 1), superseded->int64(i, 0),
+                              superseded->text(i, 2), superseded->text(i, 3),
+                              superseded->int64(i, 4),
+                              superseded->text(i, 5) == "json-merge"});
+  return caf::none;
 }
 
 caf::error
@@ -295,13 +423,7 @@ routing_repository::route_one_by_one(pg_connection& conn, int32_t batch_size,
     auto one = route_claimed(conn, "route_one", route_one_sql_, id);
     if (one) {
       any_routed = true;
-      out.events_routed += one->events_routed;
-      out.deliveries_created += one->deliveries_created;
-      out.deliveries_superseded += one->deliveries_superseded;
-      for (auto& s : one->superseded)
-        out.superseded.push_back(std::move(s));
-      for (auto& [queue, n] : one->per_queue)
-        out.per_queue[queue] += n;
+      add_to(out, std::move(*one));
       continue;
     }
     if (!is_data_error(one.error()))

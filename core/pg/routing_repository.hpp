@@ -10,8 +10,10 @@
 #include <caf/expected.hpp>
 
 #include "core/domain/route.hpp"
+#include "core/domain/routing_horizon.hpp"
 #include "core/domain/routing_result.hpp"
 #include "core/domain/schema_names.hpp"
+#include "core/pg/key_release.hpp"
 
 namespace outbox {
 
@@ -56,6 +58,17 @@ private:
                                               const std::string& sql,
                                               const std::string& limit_or_id);
 
+  // The keys a routing statement asked to coalesce, as parallel arrays.
+  struct coalesce_targets;
+
+  // Supersedes the older waiting deliveries of `t`'s keys.
+  caf::error coalesce(pg_connection& conn, const coalesce_targets& t,
+                      routing_result& out);
+
+  // The id up to which this transaction may route ordered events; -1 when
+  // another router routes them now (routing_horizon.hpp).
+  caf::expected<int64_t> ordered_safe_id(pg_connection& conn);
+
   // NOTIFYs the queues of `per_queue` in the current transaction.
   caf::error notify_ready(pg_connection& conn,
                           const std::map<std::string, int64_t>& per_queue);
@@ -67,6 +80,11 @@ private:
   std::optional<ready_notify> notify_;
   std::string routes_json_;
   std::string routed_types_; // the routes' event types as a text[] literal
+  std::string ordered_types_; // those of ordered routes
+  bool any_ordered_;
+  routing_horizon horizon_; // this router's samples: its own memory
+  std::string horizon_sql_;
+  key_release release_;
   std::string route_sql_;
   std::string route_one_sql_;
   std::string candidates_sql_;

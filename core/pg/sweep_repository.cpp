@@ -30,31 +30,48 @@ UPDATE {{deliveries}} d
 SET status = 'expired', finished_at = now(),
     last_error = 'time to live ran out before sending'
 FROM x WHERE d.id = x.id
-RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
+RETURNING d.id, d.event_id, d.job, d.queue, d.attempts, d.ordered
 )sql";
+
+// How often (in sweeps) the sweep also looks for ordered keys whose
+// hand-over was lost (key_release::release_stuck): about every half
+// minute at the idle pace.
+constexpr int stuck_check_every = 30;
 
 } // namespace
 
 sweep_repository::sweep_repository(const schema_names& names)
   : timed_out_sql_(fill_names(with_decision_columns(timed_out_sql), names)),
     expire_sql_(fill_names(expire_sql, names)),
-    update_sql_(transition_update_sql(names)) {
+    update_sql_(transition_update_sql(names)), release_(names) {
 }
 
 caf::expected<sweep_result> sweep_repository::sweep(pg_connection& conn,
                                                     int32_t batch_size) {
   return in_transaction<sweep_result>(conn, [&]() -> caf::expected<sweep_result> {
     sweep_result out;
-    if (auto err = time_out(conn, batch_size, out))
+    std::vector<int64_t> ordered;
+    if (auto err = time_out(conn, batch_size, out, ordered))
       return err;
-    if (auto err = expire(conn, batch_size, out))
+    if (auto err = expire(conn, batch_size, out, ordered))
       return err;
+    auto released = release_.release(conn, ordered);
+    if (!released)
+      return released.error();
+    out.released = *released;
+    if (++sweeps_ % stuck_check_every == 1) {
+      auto unstuck = release_.release_stuck(conn, batch_size);
+      if (!unstuck)
+        return unstuck.error();
+      out.released += *unstuck;
+    }
     return out;
   });
 }
 
 caf::error sweep_repository::time_out(pg_connection& conn, int32_t batch_size,
-                                      sweep_result& out) {
+                                      sweep_result& out,
+                                      std::vector<int64_t>& ordered) {
   auto rows = conn.exec_prepared("find_timed_out", timed_out_sql_,
                                  {std::to_string(batch_size)});
   if (!rows)
@@ -70,27 +87,34 @@ caf::error sweep_repository::time_out(pg_connection& conn, int32_t batch_size,
   }
   if (auto err = apply_transitions(conn, "apply_timeouts", update_sql_, batch))
     return err;
+  for (auto id : ordered_ids(*locked))
+    ordered.push_back(id);
   out.transitions = batch.take_done();
   return caf::none;
 }
 
 caf::error sweep_repository::expire(pg_connection& conn, int32_t batch_size,
-                                    sweep_result& out) {
+                                    sweep_result& out,
+                                    std::vector<int64_t>& ordered) {
   auto rows = conn.exec_prepared("expire_pending", expire_sql_,
                                  {std::to_string(batch_size)});
   if (!rows)
     return rows.error();
   column_finder col{*rows, "expire_pending"};
   int id = col("id"), event_id = col("event_id"), job = col("job"),
-      queue = col("queue"), attempts = col("attempts");
+      queue = col("queue"), attempts = col("attempts"),
+      ordered_col = col("ordered");
   if (col.error())
     return col.error();
   out.expired += rows->size();
-  for (int i = 0; i < rows->size(); ++i)
+  for (int i = 0; i < rows->size(); ++i) {
+    if (rows->text(i, ordered_col) == "t")
+      ordered.push_back(rows->int64(i, id));
     out.transitions.push_back(
       {rows->int64(i, event_id), rows->int64(i, id), rows->text(i, job),
        rows->text(i, queue), delivery_status::expired,
        static_cast<int32_t>(rows->int64(i, attempts)), std::nullopt, std::nullopt});
+  }
   return caf::none;
 }
 

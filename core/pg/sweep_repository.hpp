@@ -11,6 +11,7 @@
 
 #include "core/domain/delivery_passes.hpp"
 #include "core/domain/schema_names.hpp"
+#include "core/pg/key_release.hpp"
 
 namespace outbox {
 
@@ -22,14 +23,21 @@ public:
 
   /// Treats up to `batch_size` dispatched deliveries past their timeout as
   /// failed attempts (retry or fail) and expires pending ones past their
-  /// time to live, in one transaction.
+  /// time to live, in one transaction; then hands the keys of ordered
+  /// ones that ended on (key_release), and now and then looks for keys
+  /// whose hand-over was lost.
   caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
 
 private:
-  caf::error time_out(pg_connection& conn, int32_t batch_size, sweep_result& out);
-  caf::error expire(pg_connection& conn, int32_t batch_size, sweep_result& out);
+  // Each adds the ordered deliveries it changed to `ordered`.
+  caf::error time_out(pg_connection& conn, int32_t batch_size, sweep_result& out,
+                      std::vector<int64_t>& ordered);
+  caf::error expire(pg_connection& conn, int32_t batch_size, sweep_result& out,
+                    std::vector<int64_t>& ordered);
 
   std::string timed_out_sql_, expire_sql_, update_sql_;
+  key_release release_;
+  int64_t sweeps_ = 0;
 };
 
 } // namespace outbox

@@ -197,7 +197,15 @@ def config_cases():
     for label, value in [("bogus", "merge"), ("upper", "REPLACE"),
                          ("int", 1), ("null", None)]:
         add("merge-" + label, one_route(merge=value), "merge")
-    add("route-unknown-key", one_route(ordering="key"), "unknown key")
+    for label, value in [("bogus", "keys"), ("upper", "KEY"), ("int", 1),
+                         ("null", None)]:
+        add("ordering-" + label, one_route(ordering=value), "ordering")
+    for label, value in [("bogus", "stop"), ("int", 0), ("null", None)]:
+        add("on-failure-" + label, one_route(ordering="key", onFailure=value),
+            "onFailure")
+    add("on-failure-block-unordered", one_route(onFailure="block"),
+        "needs \"ordering\": \"key\"")
+    add("route-unknown-key", one_route(priority=5), "unknown key")
     add("route-repeated", with_routes({"e": [route(), route()]}),
         "repeats job")
     # URLs (a password in a bad URL is never shown).
@@ -221,6 +229,7 @@ def config_cases():
     # Good ones, to show the corpus is not refusing everything.
     add("good-minimal", with_routes({}), "ok")
     add("good-one-route", one_route(), "ok")
+    add("good-ordered", one_route(ordering="key", onFailure="block"), "ok")
     add("good-all-keys", with_routes(
         {"e": [route(retryDelaysSeconds=[1, 2], repeatLastDelay=True,
                      deliveryTimeoutSeconds=5, ttlSeconds=60,

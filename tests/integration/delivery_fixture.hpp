@@ -52,10 +52,12 @@ struct delivery_fixture : schema_fixture {
     return std::move(*a);
   }
 
-  /// Makes every waiting delivery ready now (instead of waiting for delays).
+  /// Makes every waiting delivery ready now (instead of waiting for
+  /// delays); those of ordered keys waiting for their key stay parked.
   void make_ready() {
     must_exec(db, "UPDATE " + names.deliveries
-                    + " SET available_at = now() WHERE status = 'pending'");
+                    + " SET available_at = now() WHERE status = 'pending'"
+                      " AND available_at IS NOT NULL");
   }
 
   static send_result result_of(const job_to_send& j, outcome o) {

@@ -145,8 +145,9 @@ struct plan_fixture : delivery_fixture {
                    "\"queue\": \"q\", \"retry_delays\": [], "
                    "\"repeat_last_delay\": false, "
                    "\"delivery_timeout_seconds\": 60, "
-                   "\"ttl_seconds\": 0, \"merge\": \"replace\"}]',"
-                   " 100, '{e}')");
+                   "\"ttl_seconds\": 0, \"merge\": \"replace\", "
+                   "\"ordering\": \"none\", \"on_failure\": \"continue\"}]',"
+                   " 100, '{e}', '{}', 0)");
   }
 
   /// Coalescing is not prepared, so its plan is always the one made for the

@@ -1,0 +1,126 @@
+-- Per-key ordering (docs/ordering.md). On a route with `ordering: key` the
+-- deliveries of one (key, job, queue) go out one at a time in event order.
+-- The rule lives here, so that every dispatcher of a queue, on any node,
+-- keeps it:
+--
+-- * A delivery of an ordered key is made "parked": pending with no
+--   available_at, so it is in no index the claim reads, and the claim stays
+--   what it was. A parked delivery is made ready (available_at set) only by
+--   {{deliveries}}_release_keys, when nothing holds its key.
+-- * A delivery holds its key while it is dispatched, pending and ready (a
+--   retry waiting for its delay included), or final by failing or expiring
+--   on a route with `onFailure: block` until an operator skips it.
+-- * Whatever ends a hold (a result, the timeout sweep, an expiry, routing a
+--   newer delivery that supersedes, an operator) calls release_keys for the
+--   deliveries it changed, in the same transaction.
+
+ALTER TABLE {{deliveries}}
+  ADD COLUMN ordered boolean NOT NULL DEFAULT false,
+  ADD COLUMN block_on_failure boolean NOT NULL DEFAULT false,
+  -- Set by `outboxctl skip`: the delivery no longer blocks its key.
+  ADD COLUMN skipped_at timestamptz,
+  ALTER COLUMN available_at DROP NOT NULL;
+
+-- The deliveries of ordered keys that hold or wait for their key. Only
+-- ordered rows enter, so unordered queues never write to it.
+CREATE INDEX {{deliveries}}_ordered_idx
+  ON {{deliveries}} (coalesce_key, job, queue, event_id)
+  WHERE ordered AND (status IN ('pending', 'dispatched')
+                     OR (block_on_failure AND status IN ('failed', 'expired')
+                         AND skipped_at IS NULL));
+
+-- Makes the next parked delivery of each (key, job, queue) given ready when
+-- nothing holds that key, and returns the deliveries it made ready.
+-- Idempotent: it reads the state, so any caller may run it any number of
+-- times. Callers run it once, at the end of the transaction that changed
+-- deliveries of those keys (release_deliveries below, by their ids).
+--
+-- Races are settled by a transaction-scoped advisory lock per key, taken in
+-- one order (no deadlock between releases). Each query of this volatile
+-- function takes a fresh snapshot after the locks, so it sees what another
+-- release of the same key committed before it: a delivery parked by a
+-- router and a head finished by a result handler at the same moment cannot
+-- both miss each other. A parked head that another transaction has locked
+-- is left alone (SKIP LOCKED): that transaction is changing it and releases
+-- its key itself when it commits; a later delivery is never made ready in
+-- its place. The dispatchers of each queue that got a ready delivery wake
+-- as they do for new deliveries (core/domain/ready_notice.hpp; "release"
+-- is no node's origin).
+CREATE FUNCTION {{deliveries}}_release_keys(p_keys text[], p_jobs text[],
+                                            p_queues text[])
+RETURNS SETOF bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_lock bigint;
+  v_ready bigint[];
+  v_queues text[];
+BEGIN
+  FOR v_lock IN
+    SELECT DISTINCT hashtextextended(
+             concat_ws(E'\x1f', '{{deliveries}}', k, j, q), 0)
+    FROM unnest(p_keys, p_jobs, p_queues) AS t(k, j, q)
+    ORDER BY 1
+  LOOP
+    PERFORM pg_advisory_xact_lock(v_lock);
+  END LOOP;
+  WITH keys AS (
+    SELECT DISTINCT * FROM unnest(p_keys, p_jobs, p_queues)
+      AS t(coalesce_key, job, queue)
+  ), heads AS (
+    SELECT (SELECT p.id FROM {{deliveries}} p
+            WHERE p.coalesce_key = k.coalesce_key AND p.job = k.job
+              AND p.queue = k.queue AND p.ordered AND p.status = 'pending'
+              AND p.available_at IS NULL
+            ORDER BY p.event_id LIMIT 1) AS id
+    FROM keys k
+    WHERE NOT EXISTS (
+      SELECT 1 FROM {{deliveries}} h
+      WHERE h.coalesce_key = k.coalesce_key AND h.job = k.job
+        AND h.queue = k.queue AND h.ordered
+        AND (h.status = 'dispatched'
+             OR (h.status = 'pending' AND h.available_at IS NOT NULL)
+             OR (h.block_on_failure AND h.status IN ('failed', 'expired')
+                 AND h.skipped_at IS NULL)))
+  ), free AS (
+    SELECT p.id FROM {{deliveries}} p JOIN heads USING (id)
+    FOR NO KEY UPDATE OF p SKIP LOCKED
+  ), ready AS (
+    UPDATE {{deliveries}} d SET available_at = now()
+    FROM free f
+    WHERE d.id = f.id AND d.status = 'pending' AND d.available_at IS NULL
+    RETURNING d.id, d.queue
+  )
+  SELECT array_agg(id), array_agg(DISTINCT queue) INTO v_ready, v_queues
+  FROM ready;
+  PERFORM pg_notify('{{deliveries}}_ready', 'release ' || q)
+  FROM unnest(v_queues) AS q;
+  RETURN QUERY SELECT unnest(v_ready);
+END
+$$;
+
+-- release_keys for the keys of deliveries p_ids (those of ordered routes).
+CREATE FUNCTION {{deliveries}}_release_deliveries(p_ids bigint[])
+RETURNS SETOF bigint
+LANGUAGE sql AS $$
+  SELECT {{deliveries}}_release_keys(array_agg(coalesce_key), array_agg(job),
+                                     array_agg(queue))
+  FROM {{deliveries}} WHERE id = ANY (p_ids) AND ordered
+$$;
+
+-- Ordered routing needs every event of a key in id order. A transaction
+-- that took an id must be visible to the router's wait for older
+-- transactions (core/pg/routing_horizon.hpp) from that moment on, so it
+-- must have a transaction id before it takes the event's id. A
+-- statement-level BEFORE trigger runs before any row of the INSERT (or
+-- COPY) evaluates its identity default; whatever writes the row.
+CREATE FUNCTION {{events}}_take_xact_id() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_current_xact_id();
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER {{events}}_xact_id_first_trg
+  BEFORE INSERT ON {{events}}
+  FOR EACH STATEMENT EXECUTE FUNCTION {{events}}_take_xact_id();
