@@ -62,6 +62,9 @@ struct bench_config : cli_config {
           routes = 1, batch_size = 100, dispatchers = 1, workers = 1,
           backlog = 200000, latency_events = 2000, router_linger_ms = 5,
           router_linger_min_events = 6;
+  /// > 0: the events take this many keys and the routes are ordered by
+  /// key (the drain phase's backlog is written unordered all the same).
+  int64_t ordered_keys = 0;
   /// > 0: the nodes serve --http and a thread scrapes each one's /metrics
   /// this often during the pipeline and latency phases.
   int64_t scrape_interval_ms = 0;
@@ -91,6 +94,8 @@ struct bench_config : cli_config {
       .add(router_linger_ms, "router-linger-ms", "routerLingerMs (0: off)")
       .add(router_linger_min_events, "router-linger-min-events",
            "routerLingerMinEvents")
+      .add(ordered_keys, "ordered-keys",
+           "keys of the events, routes ordered by key (0: no keys, unordered)")
       .add(scrape_interval_ms, "scrape-interval-ms",
            "scrape every node's /metrics this often (0: off)");
   }
@@ -124,7 +129,8 @@ std::string knob_problem(const bench_config& o) {
         at_least("dispatchers", o.dispatchers, 1),
         at_least("workers", o.workers, 1), at_least("backlog", o.backlog, 0),
         at_least("latency-events", o.latency_events, 10),
-        at_least("scrape-interval-ms", o.scrape_interval_ms, 0)})
+        at_least("scrape-interval-ms", o.scrape_interval_ms, 0),
+        at_least("ordered-keys", o.ordered_keys, 0)})
     if (!problem.empty())
       return problem;
   if (!(o.rate_fraction > 0 && o.rate_fraction <= 1)) {
@@ -184,7 +190,7 @@ std::string make_payload(int64_t bytes) {
 bool write_config(const bench_config& o, const setup& s) {
   outbox_knobs k{o.database_url, o.amqp_url, s.names, o.batch_size,
                  o.router_linger_ms, o.router_linger_min_events,
-                 !o.polling_only, o.routes, s.queues};
+                 !o.polling_only, o.routes, s.queues, o.ordered_keys};
   auto text = outbox_config_json(k);
   std::ofstream out{s.config_path};
   if (text)
@@ -406,6 +412,7 @@ report knobs_of(const bench_config& o) {
                o.routes,      o.batch_size,  o.dispatchers,   o.workers,
                o.backlog,     o.latency_events, o.router_linger_ms,
                o.router_linger_min_events, o.scrape_interval_ms,
+               o.ordered_keys,
                o.cluster + (o.polling_only ? " polling-only" : "")
                  + (o.tls_dir.empty() ? "" : " tls")};
   return rep;
@@ -483,7 +490,7 @@ void pipeline(run_context& c, relay& r) {
   auto cpu_start = sample_cpu();
   auto wall_start = std::chrono::steady_clock::now();
   auto p = produce(o.database_url, s.names, "bench.event", s.payload,
-                   static_cast<int>(o.producers), o.events, 0);
+                   static_cast<int>(o.producers), o.events, 0, o.ordered_keys);
   rep.producers_in_pipeline = p.commits.size() / p.seconds;
   await_completed(watch, s, o.events * o.routes, r);
   auto used = cpu_between(cpu_start, sample_cpu());
@@ -532,7 +539,8 @@ void latency(run_context& c, relay& r, workers& w) {
   double rate = o.rate_fraction * rep.baseline_a;
   std::cerr << "latency: " << o.latency_events << " events at " << rate << "/s\n";
   auto l = produce(o.database_url, s.names, "bench.event", s.payload,
-                   static_cast<int>(o.producers), o.latency_events, rate);
+                   static_cast<int>(o.producers), o.latency_events, rate,
+                   o.ordered_keys);
   await_completed(watch, s, (o.events + o.latency_events) * o.routes, r);
   rep.latency_rate = rate;
   latency_figures(c, l, w);

@@ -13,13 +13,15 @@ struct route_json {
   std::string job, queue;
   std::vector<int32_t> retry_delays_seconds{1};
   int32_t delivery_timeout_seconds = 60;
+  std::string ordering = "none", merge = "replace";
 };
 
 template <class Inspector>
 bool inspect(Inspector& f, route_json& x) {
   return f(field("job", x.job), field("queue", x.queue),
            field("retryDelaysSeconds", x.retry_delays_seconds),
-           field("deliveryTimeoutSeconds", x.delivery_timeout_seconds));
+           field("deliveryTimeoutSeconds", x.delivery_timeout_seconds),
+           field("ordering", x.ordering), field("merge", x.merge));
 }
 
 struct config_json {
@@ -51,9 +53,14 @@ std::string bench_job(int64_t r) {
 caf::expected<std::string> outbox_config_json(const outbox_knobs& k) {
   config_json doc{k, {}};
   auto& routes = doc.routes["bench.event"];
-  for (int64_t r = 0; r < k.routes; ++r)
-    routes.push_back({bench_job(r),
-                      k.queues[static_cast<size_t>(r) % k.queues.size()]});
+  for (int64_t r = 0; r < k.routes; ++r) {
+    route_json rj{bench_job(r), k.queues[static_cast<size_t>(r) % k.queues.size()]};
+    if (k.ordered_keys > 0) {
+      rj.ordering = "key";
+      rj.merge = "none";
+    }
+    routes.push_back(std::move(rj));
+  }
   json_writer w{"config"};
   if (!w.write_document(doc))
     return make_error(errc::serialize_failed, w.error());

@@ -20,6 +20,9 @@ struct outbox_knobs {
   bool deliver_immediately = true;
   int64_t routes = 1;
   std::vector<std::string> queues;
+  /// > 0: the routes are ordered by key (and coalesce nothing, so that
+  /// every event is delivered, as in an unordered run).
+  int64_t ordered_keys = 0;
 };
 
 /// The job of route number `r` ("BenchJob<r>").

@@ -25,14 +25,14 @@ int64_t production::first_id() const {
 
 production produce(const std::string& url, const schema_names& names,
                    const std::string& event_type, const std::string& payload,
-                   int producers, int64_t total, double rate) {
+                   int producers, int64_t total, double rate, int64_t keys) {
   production out;
   std::mutex mtx;
   auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (int p = 0; p < producers; ++p) {
     int64_t mine = total / producers + (p < total % producers ? 1 : 0);
-    threads.emplace_back([&, mine] {
+    threads.emplace_back([&, p, mine] {
       auto conn = pg_connection::connect(url);
       if (!conn) {
         std::lock_guard<std::mutex> guard{mtx};
@@ -55,6 +55,8 @@ production produce(const std::string& url, const schema_names& names,
           std::this_thread::sleep_until(next);
           next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
         }
+        if (keys > 0) // producer p writes events p, p + producers, ...
+          ev.key = "k" + std::to_string((p + i * producers) % keys);
         auto id = in_transaction<int64_t>(*conn, [&] {
           return store.add(conn->native(), ev);
         });

@@ -27,10 +27,11 @@ struct production {
 };
 
 /// Writes `total` events of `event_type` with `payload` over `producers`
-/// connections; `rate` events/s in all (0: as fast as possible).
+/// connections; `rate` events/s in all (0: as fast as possible). With
+/// `keys` > 0 the events take the keys "k0" .. "k<keys-1>" in turn.
 production produce(const std::string& url, const schema_names& names,
                    const std::string& event_type, const std::string& payload,
-                   int producers, int64_t total, double rate);
+                   int producers, int64_t total, double rate, int64_t keys = 0);
 
 /// Seconds since the epoch.
 double now_seconds();

@@ -30,7 +30,7 @@ struct bench_knobs {
           routes_per_event = 0, batch_size = 0, dispatchers = 0,
           workers_per_queue = 0, backlog = 0, latency_events = 0,
           router_linger_ms = 0, router_linger_min_events = 0,
-          scrape_interval_ms = 0;
+          scrape_interval_ms = 0, ordered_keys = 0;
   /// "one" or "three", then " polling-only" and " tls" if so
   std::string cluster;
 };
@@ -48,6 +48,7 @@ bool inspect(Inspector& f, bench_knobs& x) {
            field("routerLingerMs", x.router_linger_ms),
            field("routerLingerMinEvents", x.router_linger_min_events),
            field("scrapeIntervalMs", x.scrape_interval_ms),
+           field("orderedKeys", x.ordered_keys),
            field("cluster", x.cluster));
 }
 
