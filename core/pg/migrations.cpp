@@ -149,7 +149,12 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
       + " DROP FUNCTION IF EXISTS " + n.publish_function
       + "_check_headers() CASCADE;"
       + " DROP AGGREGATE IF EXISTS " + n.events + "_merge_patch_agg(jsonb);"
-      + " DROP FUNCTION IF EXISTS " + n.events + "_merge_patch(jsonb, jsonb);");
+      + " DROP FUNCTION IF EXISTS " + n.events + "_merge_patch(jsonb, jsonb);"
+      + " DROP FUNCTION IF EXISTS " + n.events + "_take_xact_id() CASCADE;"
+      + " DROP FUNCTION IF EXISTS " + n.deliveries
+      + "_release_deliveries(bigint[]);"
+      + " DROP FUNCTION IF EXISTS " + n.deliveries
+      + "_release_keys(text[], text[], text[]);");
 }
 
 } // namespace outbox

@@ -55,3 +55,17 @@ CAF_TEST(the tables have every designed column) {
                  "failed_at", "last_error", "attempts"})
     CAF_CHECK_NOT_EQUAL(text.find(c), std::string::npos);
 }
+
+CAF_TEST(dropping a schema leaves none of its functions behind) {
+  auto db = connect_db();
+  auto prefix = unique_prefix();
+  auto names = schema_names{}.with_prefix(prefix);
+  auto ran = migrate(db, names);
+  CAF_REQUIRE(ran);
+  CAF_REQUIRE(!drop_schema(db, names));
+  auto left = must_exec(db, "SELECT count(*), string_agg(proname, ', ')"
+                            " FROM pg_proc WHERE starts_with(proname, $1)",
+                        {prefix});
+  CAF_CHECK_EQUAL(left.int64(0, 0), 0);
+  CAF_MESSAGE("left: " << left.text(0, 1));
+}
