@@ -29,14 +29,24 @@ CREATE INDEX {{deliveries}}_ordered_idx
                      OR (block_on_failure AND status IN ('failed', 'expired')
                          AND skipped_at IS NULL));
 
+-- The deliveries that hold their key, at most one or two per key: whether a
+-- key is free is one look here, however many deliveries wait behind it.
+CREATE INDEX {{deliveries}}_key_holder_idx
+  ON {{deliveries}} (coalesce_key, job, queue)
+  WHERE ordered AND (status = 'dispatched'
+                     OR (status = 'pending' AND available_at IS NOT NULL)
+                     OR (block_on_failure AND status IN ('failed', 'expired')
+                         AND skipped_at IS NULL));
+
 -- Makes the next parked delivery of each (key, job, queue) given ready when
 -- nothing holds that key, and returns the deliveries it made ready.
 -- Idempotent: it reads the state, so any caller may run it any number of
 -- times. Callers run it once, at the end of the transaction that changed
 -- deliveries of those keys (release_deliveries below, by their ids).
 --
--- Races are settled by a transaction-scoped advisory lock per key, taken in
--- one order (no deadlock between releases). Each query of this volatile
+-- Races are settled by a transaction-scoped advisory lock per key (keys
+-- share 1,024 locks, so that a big batch cannot fill the lock table),
+-- taken in one order (no deadlock between releases). Each query of this volatile
 -- function takes a fresh snapshot after the locks, so it sees what another
 -- release of the same key committed before it: a delivery parked by a
 -- router and a head finished by a result handler at the same moment cannot
@@ -51,17 +61,22 @@ CREATE FUNCTION {{deliveries}}_release_keys(p_keys text[], p_jobs text[],
 RETURNS SETOF bigint
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_lock bigint;
+  v_bucket int;
   v_ready bigint[];
   v_queues text[];
 BEGIN
-  FOR v_lock IN
-    SELECT DISTINCT hashtextextended(
-             concat_ws(E'\x1f', '{{deliveries}}', k, j, q), 0)
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    -- Under a snapshot kept for the whole transaction it would miss what
+    -- another release committed, and a key could stay waiting for good.
+    RAISE EXCEPTION '{{deliveries}}_release_keys needs read committed'
+      USING ERRCODE = 'OB002';
+  END IF;
+  FOR v_bucket IN
+    SELECT DISTINCT abs(hashtext(concat_ws(E'\x1f', k, j, q)) % 1024)
     FROM unnest(p_keys, p_jobs, p_queues) AS t(k, j, q)
     ORDER BY 1
   LOOP
-    PERFORM pg_advisory_xact_lock(v_lock);
+    PERFORM pg_advisory_xact_lock(hashtext('{{deliveries}} key lock'), v_bucket);
   END LOOP;
   WITH keys AS (
     SELECT DISTINCT * FROM unnest(p_keys, p_jobs, p_queues)
@@ -107,20 +122,24 @@ LANGUAGE sql AS $$
   FROM {{deliveries}} WHERE id = ANY (p_ids) AND ordered
 $$;
 
--- Ordered routing needs every event of a key in id order. A transaction
--- that took an id must be visible to the router's wait for older
--- transactions (core/pg/routing_horizon.hpp) from that moment on, so it
--- must have a transaction id before it takes the event's id. A
--- statement-level BEFORE trigger runs before any row of the INSERT (or
--- COPY) evaluates its identity default; whatever writes the row.
-CREATE FUNCTION {{events}}_take_xact_id() RETURNS trigger
+-- Ordered routing needs every event of a key in id order, but an id is
+-- taken at insert and becomes visible at commit. So that the router can
+-- tell when every event up to an id is visible or never will be
+-- (core/domain/routing_horizon.hpp), a transaction that inserts events
+-- holds a shared advisory lock from before it takes an id until it ends:
+-- the router reads the newest id taken, then which transactions hold the
+-- lock, and waits for those to end. A statement-level BEFORE trigger runs
+-- before any row of the INSERT (or COPY) evaluates its identity default,
+-- whatever writes the row. Shared locks never wait for each other, and the
+-- router never takes this one: producers are never blocked by it.
+CREATE FUNCTION {{events}}_mark_inserting() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_current_xact_id();
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended('{{events}} inserting', 0));
   RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER {{events}}_xact_id_first_trg
+CREATE TRIGGER {{events}}_mark_inserting_trg
   BEFORE INSERT ON {{events}}
-  FOR EACH STATEMENT EXECUTE FUNCTION {{events}}_take_xact_id();
+  FOR EACH STATEMENT EXECUTE FUNCTION {{events}}_mark_inserting();

@@ -414,6 +414,25 @@ void record_queue_type(const route& r, queue_type type, const std::string& path,
                        "same queueType)");
 }
 
+// The deliveries of one job on one queue wait for each other by key or do
+// not: an unordered route's deliveries would neither wait nor hold, and
+// its coalescing would supersede ordered ones.
+void check_orderings(const std::vector<route>& routes, const std::string& path,
+                     problems& errs) {
+  std::map<std::pair<std::string, std::string>, key_ordering> seen;
+  for (auto& r : routes) {
+    auto [it, fresh] = seen.emplace(std::make_pair(r.job, r.queue),
+                                    r.rules.ordering);
+    if (!fresh && it->second != r.rules.ordering) {
+      errs.add(path, "job \"" + r.job + "\" on queue \"" + r.queue
+                       + "\" is ordered by key on one route and not on another "
+                         "(give every route of a job and queue the same "
+                         "\"ordering\")");
+      it->second = r.rules.ordering; // once per pair is enough
+    }
+  }
+}
+
 void read_route(const json& obj, const std::string& event_type,
                 const std::string& path, const routes_target& t, problems& errs) {
   if (!obj.IsObject()) {
@@ -465,6 +484,7 @@ void read_routes(const json& v, const std::string& path,
     for (rapidjson::SizeType i = 0; i < m.value.Size(); ++i)
       read_route(m.value[i], type, at + "[" + std::to_string(i) + "]", t, errs);
   }
+  check_orderings(*t.routes, path, errs);
 }
 
 // Checks the URL's syntax without echoing it: it may hold a password.

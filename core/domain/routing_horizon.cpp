@@ -4,22 +4,38 @@
 
 namespace outbox {
 
-int64_t routing_horizon::advance(horizon_sample now, uint64_t oldest_running) {
+namespace {
+
+bool any_of_in(const std::set<std::string>& a, const std::set<std::string>& b) {
+  return std::any_of(a.begin(), a.end(),
+                     [&](const std::string& x) { return b.count(x) > 0; });
+}
+
+} // namespace
+
+int64_t routing_horizon::advance(horizon_sample now) {
   auto before = safe_;
-  while (!samples_.empty() && samples_.front().xid < oldest_running) {
+  // A transaction id (virtualxid) is never used again: one that let go of
+  // the lock does not take it back.
+  while (!samples_.empty() && !any_of_in(samples_.front().holders, now.holders)) {
     safe_ = std::max(safe_, samples_.front().last_event_id);
     samples_.pop_front();
   }
   bool sampled = false;
-  // A sample that names no new event adds nothing to the one before it.
-  if (now.last_event_id > safe_
-      && (samples_.empty() || samples_.back().last_event_id < now.last_event_id)) {
-    // While an open transaction stops the front, thin out the middle: a
-    // sample dropped only makes the safe id move in coarser steps.
-    if (samples_.size() >= max_samples)
-      samples_.erase(samples_.begin() + 1);
-    samples_.push_back(now);
-    sampled = true;
+  if (now.last_event_id > safe_) {
+    if (now.holders.empty()) {
+      // Nobody inserting: everything up to Q is visible already.
+      safe_ = now.last_event_id;
+      samples_.clear();
+    } else if (samples_.empty()
+               || samples_.back().last_event_id < now.last_event_id) {
+      // While an open transaction stops the front, thin out the middle: a
+      // sample dropped only makes the safe id move in coarser steps.
+      if (samples_.size() >= max_samples)
+        samples_.erase(samples_.begin() + 1);
+      samples_.push_back(std::move(now));
+      sampled = true;
+    }
   }
   progressed_ = sampled || safe_ > before;
   return safe_;

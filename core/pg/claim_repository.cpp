@@ -16,8 +16,8 @@ namespace {
 
 // Ready deliveries of one queue via the partial ready index; SKIP LOCKED
 // keeps concurrent dispatchers of a queue apart. Rows past their TTL expire
-// here instead of being sent (but for those of ordered keys, which the
-// sweep expires, in the transaction that hands their key on); the rest get a fresh dispatch id. The scan
+// here instead of being sent (those of ordered keys hand their key on in
+// a statement after the claim's); the rest get a fresh dispatch id. The scan
 // starts after the cursor ($3, $4). Besides a row per delivery taken
 // ('send', 'expired') it returns, each in a row of its own kind and column
 // of its own: when the next pending delivery (a retry, say) becomes ready
@@ -32,7 +32,6 @@ WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
       last_error = 'time to live ran out before sending'
   FROM ready r
   WHERE d.id = r.id AND d.expires_at IS NOT NULL AND d.expires_at <= now()
-    AND NOT d.ordered
   RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
 ), claimed AS (
   UPDATE {{deliveries}} d
@@ -124,7 +123,7 @@ constexpr const char* quarantine_sql = R"sql(
 UPDATE {{deliveries}}
 SET status = 'failed', failed_at = now(), finished_at = now(), last_error = $2
 WHERE id = $1 AND status = 'pending'
-RETURNING id, event_id, job, queue, attempts, ordered
+RETURNING id, event_id, job, queue, attempts
 )sql";
 
 // `ready` picks the rows; `max` is the parameter of the in-flight limit.
@@ -277,6 +276,8 @@ claim_repository::claim_batch(pg_connection& conn, const claim_request& req) {
   auto got = read_claim(*rows, out, "claim_batch");
   if (!got)
     return got.error();
+  if (auto err = release_ended(conn, out))
+    return err;
   // What this claim could take at most: the batch, or less at the limit.
   auto allowed = std::min<int64_t>(req.batch_size,
                                    out.room.value_or(req.batch_size));
@@ -332,7 +333,22 @@ claim_repository::claim_one_by_one(pg_connection& conn, const claim_request& req
   for (auto& [id, state] : failing)
     if (auto err = quarantine(conn, req, id, state, out))
       return err;
+  if (auto err = release_ended(conn, out))
+    return err;
   return out;
+}
+
+caf::error claim_repository::release_ended(pg_connection& conn,
+                                           const claim_result& out) const {
+  // Expired or quarantined: those of ordered keys hand the key on. Its own
+  // statement after the claim's (both autocommit, as the claim is): a
+  // crash between them leaves the key to the sweep's backstop.
+  std::vector<int64_t> ended;
+  for (auto& t : out.transitions)
+    ended.push_back(t.delivery_id);
+  if (auto released = release_.release(conn, ended); !released)
+    return released.error();
+  return caf::none;
 }
 
 caf::error claim_repository::quarantine(pg_connection& conn,
@@ -349,15 +365,10 @@ caf::error claim_repository::quarantine(pg_connection& conn,
     return caf::none; // claimed by another dispatcher meanwhile
   column_finder col{*q, "quarantine_delivery"};
   int id_col = col("id"), event_col = col("event_id"), job_col = col("job"),
-      queue_col = col("queue"), attempts_col = col("attempts"),
-      ordered_col = col("ordered");
+      queue_col = col("queue"), attempts_col = col("attempts");
   if (col.error())
     return col.error();
-  // Its own statement after the quarantine's (both autocommit, as the
-  // claim): a crash between them leaves the key to the sweep's backstop.
-  if (q->text(0, ordered_col) == "t")
-    if (auto released = release_.release(conn, {q->int64(0, id_col)}); !released)
-      return released.error();
+
   ++out.quarantined;
   out.transitions.push_back(
     {q->int64(0, event_col), q->int64(0, id_col), q->text(0, job_col),

@@ -47,6 +47,9 @@ private:
 
   std::string claim_sql_, claim_one_sql_, candidates_sql_, quarantine_sql_;
   key_release release_;
+
+  // Hands on the keys of the ordered deliveries the claim ended.
+  caf::error release_ended(pg_connection& conn, const claim_result& out) const;
 };
 
 } // namespace outbox

@@ -28,7 +28,11 @@ std::string relay_session_settings(commit_mode mode) {
   std::string commit = mode == commit_mode::relay_progress
                          ? "SET synchronous_commit = off; "
                          : "SET synchronous_commit = on; ";
-  return commit + index_only_plan_settings;
+  // Handing an ordered key on reads what other transactions committed
+  // after it took the key's lock (schema/011_key_ordering.sql): a role or
+  // database default of repeatable read must not apply to the relay.
+  return commit + "SET default_transaction_isolation = 'read committed'; "
+         + index_only_plan_settings;
 }
 
 db_routing_store::db_routing_store(std::string url, const schema_names& names,

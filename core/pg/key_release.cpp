@@ -13,8 +13,7 @@ SELECT {{deliveries}}_release_deliveries($1::bigint[])
 // The first waiting delivery of each ordered key, where no delivery holds
 // the key (the function checks again under the key's lock).
 constexpr const char* stuck_sql = R"sql(
-SELECT {{deliveries}}_release_deliveries(ARRAY(
-  SELECT w.id FROM (
+SELECT w.id FROM (
     SELECT DISTINCT ON (coalesce_key, job, queue) id, coalesce_key, job, queue
     FROM {{deliveries}}
     WHERE ordered AND status = 'pending' AND available_at IS NULL
@@ -27,7 +26,7 @@ SELECT {{deliveries}}_release_deliveries(ARRAY(
            OR (h.status = 'pending' AND h.available_at IS NOT NULL)
            OR (h.block_on_failure AND h.status IN ('failed', 'expired')
                AND h.skipped_at IS NULL)))
-  LIMIT $1))
+LIMIT $1
 )sql";
 
 } // namespace
@@ -48,13 +47,16 @@ key_release::release(pg_connection& conn, const std::vector<int64_t>& ids) const
   return rows->size();
 }
 
-caf::expected<int64_t> key_release::release_stuck(pg_connection& conn,
-                                                  int32_t limit) const {
-  auto rows = conn.exec_prepared("release_stuck_keys", stuck_sql_,
+caf::expected<std::vector<int64_t>>
+key_release::stuck(pg_connection& conn, int32_t limit) const {
+  auto rows = conn.exec_prepared("stuck_keys", stuck_sql_,
                                  {std::to_string(limit)});
   if (!rows)
     return rows.error();
-  return rows->size();
+  std::vector<int64_t> ids;
+  for (int i = 0; i < rows->size(); ++i)
+    ids.push_back(rows->int64(i, 0));
+  return ids;
 }
 
 } // namespace outbox

@@ -26,10 +26,13 @@ public:
                                  const std::vector<int64_t>& ids) const;
 
   /// The backstop for a hand-over lost between two statements (a crash
-  /// between a completion and its release, a row changed by hand): the
-  /// same for up to `limit` keys whose next delivery waits while nothing
-  /// holds the key. Reads every waiting delivery: run it seldom.
-  caf::expected<int64_t> release_stuck(pg_connection& conn, int32_t limit) const;
+  /// between an expiry at the claim and its release, a row changed by
+  /// hand): the next waiting delivery of up to `limit` keys that nothing
+  /// seems to hold, for release(). Reads every waiting delivery: run it
+  /// seldom. (One release per transaction: two would take key locks out
+  /// of order.)
+  caf::expected<std::vector<int64_t>> stuck(pg_connection& conn,
+                                            int32_t limit) const;
 
 private:
   std::string release_sql_;

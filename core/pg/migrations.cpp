@@ -150,7 +150,7 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
       + "_check_headers() CASCADE;"
       + " DROP AGGREGATE IF EXISTS " + n.events + "_merge_patch_agg(jsonb);"
       + " DROP FUNCTION IF EXISTS " + n.events + "_merge_patch(jsonb, jsonb);"
-      + " DROP FUNCTION IF EXISTS " + n.events + "_take_xact_id() CASCADE;"
+      + " DROP FUNCTION IF EXISTS " + n.events + "_mark_inserting() CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.deliveries
       + "_release_deliveries(bigint[]);"
       + " DROP FUNCTION IF EXISTS " + n.deliveries

@@ -1,6 +1,7 @@
 #include "core/pg/routing_repository.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -89,10 +90,12 @@ constexpr const char* one_claim = R"sql(
 )sql";
 
 // The events a failed batch would have claimed, read without computing
-// anything from their columns.
+// anything from their columns (ordered ones that wait for the horizon are
+// not among them: they would fill the list and hide the failing one).
 constexpr const char* candidates_sql = R"sql(
 SELECT e.id FROM {{events}} e
 WHERE e.routed_at IS NULL AND e.event_type = ANY($2::text[])
+  AND (e.key IS NULL OR e.id <= $4::bigint OR NOT e.event_type = ANY($3::text[]))
 ORDER BY e.id
 LIMIT $1
 )sql";
@@ -164,14 +167,25 @@ RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
 
 // The routing transaction's first statement when routes are ordered
 // (core/domain/routing_horizon.hpp): the newest event id taken (read by a
-// sub-select that runs before the rest), then the transaction's own id,
-// then the oldest one still running. Only one router at a time routes
-// ordered events (routers skip each other's locked events, which would
-// let a later event of a key overtake an earlier one): the one that gets
-// the transaction-scoped lock.
+// sub-select that runs before the rest), then the transactions holding the
+// "inserting events" lock (schema/011_key_ordering.sql; a bigint advisory
+// key shows in pg_locks as its high and low halves). Only one router at a
+// time routes ordered events (routers skip each other's locked events,
+// which would let a later event of a key overtake an earlier one): the one
+// that gets the transaction-scoped lock.
 constexpr const char* horizon_sql = R"sql(
-SELECT s.q AS last_event_id, pg_current_xact_id()::text AS xid,
-       pg_snapshot_xmin(pg_current_snapshot())::text AS oldest_running,
+WITH k AS (SELECT hashtextextended('{{events}} inserting', 0) AS key)
+SELECT s.q AS last_event_id,
+       array_to_string(ARRAY(
+         SELECT l.virtualtransaction FROM pg_locks l, k
+         WHERE l.locktype = 'advisory' AND l.objsubid = 1
+           AND l.database = (SELECT oid FROM pg_database
+                             WHERE datname = current_database())
+           AND l.classid = ((k.key >> 32) & 4294967295)::oid
+           AND l.objid = (k.key & 4294967295)::oid
+           AND l.granted
+           -- a prepared transaction's locks show no pid: it counts
+           AND l.pid IS DISTINCT FROM pg_backend_pid()), ' ') AS holders,
        pg_try_advisory_xact_lock(
          hashtextextended('{{events}} ordered routing', 0)) AS leads
 FROM (SELECT COALESCE(pg_sequence_last_value(
@@ -289,9 +303,12 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
       && routed->events_routed < batch_size) {
     auto more = route_claimed(conn, "route_batch", route_sql_,
                               std::to_string(batch_size - routed->events_routed));
-    if (!more)
-      return more.error(); // a data error again: the next pass goes one by one
-    add_to(*routed, std::move(*more));
+    // The first transaction committed: its work is reported either way. A
+    // failure here comes back in the next pass, which handles it.
+    if (more)
+      add_to(*routed, std::move(*more));
+    else
+      routed->held_retry_ms = 2;
   }
   return routed;
 }
@@ -326,7 +343,8 @@ routing_repository::route_claimed(pg_connection& conn, const char* name,
       } else if (kind == "ordered") {
         ordered.push_back(rows->int64(i, 3));
       } else if (kind == "held") {
-        out.held_back = rows->int64(i, 3) > 0 || (any_ordered_ && *safe < 0);
+        // Another router leads ordered routing: it waits for them.
+        out.held_back = rows->int64(i, 3) > 0;
       } else {
         targets.queues.push_back(rows->text(i, 1));
         targets.jobs.push_back(rows->text(i, 2));
@@ -356,15 +374,16 @@ routing_repository::ordered_safe_id(pg_connection& conn) {
   if (!rows)
     return rows.error();
   column_finder col{*rows, "routing_horizon"};
-  int q = col("last_event_id"), xid = col("xid"), oldest = col("oldest_running"),
-      leads = col("leads");
+  int q = col("last_event_id"), holders = col("holders"), leads = col("leads");
   if (col.error())
     return col.error();
   if (rows->size() != 1)
     return make_error(errc::database_error, "routing_horizon: no row");
-  auto safe = horizon_.advance(
-    {rows->int64(0, q), std::stoull(rows->text(0, xid))},
-    std::stoull(rows->text(0, oldest)));
+  horizon_sample now{rows->int64(0, q), {}};
+  std::istringstream words{rows->text(0, holders)};
+  for (std::string vxid; words >> vxid;)
+    now.holders.insert(vxid);
+  auto safe = horizon_.advance(std::move(now));
   return rows->text(0, leads) == "t" ? safe : int64_t{-1};
 }
 
@@ -412,7 +431,8 @@ routing_repository::route_one_by_one(pg_connection& conn, int32_t batch_size,
   log->warn("event=routing_batch_failed sqlstate={} action=route_one_by_one",
             batch_state);
   auto ids = conn.exec("route_candidates", candidates_sql_,
-                       {std::to_string(batch_size), routed_types_});
+                       {std::to_string(batch_size), routed_types_,
+                        ordered_types_, std::to_string(horizon_.safe_id())});
   if (!ids)
     return ids.error();
   routing_result out;

@@ -55,16 +55,16 @@ caf::expected<sweep_result> sweep_repository::sweep(pg_connection& conn,
       return err;
     if (auto err = expire(conn, batch_size, out, ordered))
       return err;
+    if (++sweeps_ % stuck_check_every == 1) {
+      auto stuck = release_.stuck(conn, batch_size);
+      if (!stuck)
+        return stuck.error();
+      ordered.insert(ordered.end(), stuck->begin(), stuck->end());
+    }
     auto released = release_.release(conn, ordered);
     if (!released)
       return released.error();
     out.released = *released;
-    if (++sweeps_ % stuck_check_every == 1) {
-      auto unstuck = release_.release_stuck(conn, batch_size);
-      if (!unstuck)
-        return unstuck.error();
-      out.released += *unstuck;
-    }
     return out;
   });
 }

@@ -205,6 +205,8 @@ def config_cases():
             "onFailure")
     add("on-failure-block-unordered", one_route(onFailure="block"),
         "needs \"ordering\": \"key\"")
+    add("ordering-mixed", with_routes(
+        {"e": [route(ordering="key")], "f": [route()]}), "same \"ordering\"")
     add("route-unknown-key", one_route(priority=5), "unknown key")
     add("route-repeated", with_routes({"e": [route(), route()]}),
         "repeats job")
