@@ -91,6 +91,20 @@ CAF_TEST(order follows the events also when a later transaction committed first)
   CAF_CHECK_EQUAL(events_of(claim("oq")), (std::set<int64_t>{late}));
 }
 
+CAF_TEST(a transaction that inserted no event does not hold ordered events back) {
+  use_routes({ordered_route()});
+  auto other = connect_db();
+  CAF_REQUIRE(!other.exec_script("begin", "BEGIN"));
+  must_exec(other, "SELECT pg_current_xact_id()"); // holds a transaction id
+  auto k1 = publish("e", "{}", "K");
+  auto r = router->route_batch(db, 100);
+  CAF_REQUIRE(r);
+  CAF_CHECK_EQUAL(r->events_routed, 1);
+  CAF_CHECK(!r->held_back);
+  CAF_CHECK_EQUAL(events_of(claim("oq")), (std::set<int64_t>{k1}));
+  CAF_REQUIRE(!other.exec_script("rollback", "ROLLBACK"));
+}
+
 CAF_TEST(events of unordered routes are not held back by an open transaction) {
   use_routes({ordered_route(), plain_route("pq", "u")});
   auto other = connect_db();
