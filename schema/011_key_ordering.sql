@@ -122,6 +122,46 @@ LANGUAGE sql AS $$
   FROM {{deliveries}} WHERE id = ANY (p_ids) AND ordered
 $$;
 
+-- Completions of ordered deliveries, the common result of an ordered queue,
+-- in one round trip that also hands their keys on: the same rule as the
+-- result handler's completion statement (still dispatched under the
+-- result's dispatch id and job), then release_deliveries, atomic as one
+-- autocommit statement. Returns the deliveries it completed.
+CREATE FUNCTION {{deliveries}}_complete_ordered(p_ids bigint[],
+                                                p_dispatch_ids text[],
+                                                p_jobs text[])
+RETURNS TABLE (id bigint, event_id bigint, job text, queue text,
+               attempts integer, since_dispatch_us bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_ids bigint[];
+  v_events bigint[];
+  v_jobs text[];
+  v_queues text[];
+  v_attempts integer[];
+  v_since bigint[];
+BEGIN
+  WITH r AS (
+    SELECT * FROM unnest(p_ids, p_dispatch_ids, p_jobs) AS r(id, dispatch_id, job)
+  ), completed AS (
+    UPDATE {{deliveries}} d
+    SET status = 'completed', completed_at = now(), finished_at = now()
+    FROM r
+    WHERE d.id = r.id AND d.dispatch_id::text = r.dispatch_id AND d.job = r.job
+      AND d.status = (SELECT 'dispatched') AND d.ordered
+    RETURNING d.id, d.event_id, d.job, d.queue, d.attempts,
+      (extract(epoch FROM now() - d.dispatched_at) * 1000000)::bigint AS since
+  )
+  SELECT array_agg(c.id), array_agg(c.event_id), array_agg(c.job),
+         array_agg(c.queue), array_agg(c.attempts), array_agg(c.since)
+  INTO v_ids, v_events, v_jobs, v_queues, v_attempts, v_since
+  FROM completed c;
+  PERFORM {{deliveries}}_release_deliveries(v_ids);
+  RETURN QUERY SELECT * FROM unnest(v_ids, v_events, v_jobs, v_queues,
+                                    v_attempts, v_since);
+END
+$$;
+
 -- Ordered routing needs every event of a key in id order, but an id is
 -- taken at insert and becomes visible at commit. So that the router can
 -- tell when every event up to an id is visible or never will be

@@ -152,6 +152,8 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
       + " DROP FUNCTION IF EXISTS " + n.events + "_merge_patch(jsonb, jsonb);"
       + " DROP FUNCTION IF EXISTS " + n.events + "_mark_inserting() CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.deliveries
+      + "_complete_ordered(bigint[], text[], text[]);"
+      + " DROP FUNCTION IF EXISTS " + n.deliveries
       + "_release_deliveries(bigint[]);"
       + " DROP FUNCTION IF EXISTS " + n.deliveries
       + "_release_keys(text[], text[], text[]);");

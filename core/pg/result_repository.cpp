@@ -21,8 +21,9 @@ WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
 // Completions, the common result, in one statement and one round trip: a
 // delivery completes only if it is still dispatched under the result's
-// dispatch id and job. A delivery of an ordered key is left to the
-// transaction of apply_decided, which hands its key on in the same commit. For the results that changed nothing the rows as they
+// dispatch id and job. Deliveries of ordered keys are left to
+// {{deliveries}}_complete_ordered (schema/011), which hands their keys on
+// in the same statement. For the results that changed nothing the rows as they
 // were before the statement say why (no such delivery, stale, wrong job).
 // Dispatch ids are compared as text: they come from workers, and a malformed
 // one must be a stale result, not a failed statement. The status is compared
@@ -133,7 +134,12 @@ result_verdict unapplied_verdict(const send_result& r, const pg_rows& rows,
 result_repository::result_repository(const schema_names& names)
   : complete_sql_(fill_names(complete_sql, names)),
     lock_sql_(fill_names(with_decision_columns(lock_sql), names)),
-    update_sql_(transition_update_sql(names)), release_(names) {
+    update_sql_(transition_update_sql(names)),
+    complete_ordered_sql_(fill_names(
+      "SELECT * FROM {{deliveries}}_complete_ordered($1::bigint[], $2::text[],"
+      " $3::text[])",
+      names)),
+    release_(names) {
 }
 
 caf::expected<apply_result>
@@ -239,19 +245,45 @@ caf::error result_repository::apply_ordered(pg_connection& conn,
                                             const std::vector<send_result>& rs,
                                             const std::vector<size_t>& which,
                                             apply_result& out) {
-  std::vector<send_result> sub;
-  for (auto k : which)
-    sub.push_back(rs[k]);
-  auto decided = in_transaction<apply_result>(
-    conn, [&]() -> caf::expected<apply_result> { return apply_decided(conn, sub); });
-  if (!decided)
-    return decided.error();
-  for (size_t i = 0; i < which.size(); ++i)
-    out.verdicts[which[i]] = decided->verdicts[i];
-  out.completed += decided->completed;
-  out.released += decided->released;
-  for (auto& t : decided->transitions)
-    out.transitions.push_back(std::move(t));
+  std::vector<int64_t> ids;
+  std::vector<pg_param> dispatch_ids, jobs;
+  for (auto k : which) {
+    ids.push_back(rs[k].delivery_id);
+    dispatch_ids.push_back(rs[k].dispatch_id);
+    jobs.push_back(rs[k].job);
+  }
+  // One statement in autocommit: the completions and their hand-over.
+  auto rows = conn.exec_prepared("complete_ordered", complete_ordered_sql_,
+                                 {pg_int_array(ids), pg_text_array(dispatch_ids),
+                                  pg_text_array(jobs)});
+  if (!rows)
+    return rows.error();
+  column_finder col{*rows, "complete_ordered"};
+  int id_col = col("id"), event_col = col("event_id"), job_col = col("job"),
+      queue_col = col("queue"), attempts_col = col("attempts"),
+      since_col = col("since_dispatch_us");
+  if (col.error())
+    return col.error();
+  std::map<int64_t, int> completed; // delivery id -> row
+  for (int i = 0; i < rows->size(); ++i)
+    completed[rows->int64(i, id_col)] = i;
+  for (auto k : which) {
+    auto it = completed.find(rs[k].delivery_id);
+    if (it == completed.end() || it->second < 0) {
+      // Changed since the first statement looked, or a duplicate.
+      out.verdicts[k] = result_verdict::stale;
+      continue;
+    }
+    int i = it->second;
+    it->second = -1;
+    out.transitions.push_back(
+      {rows->int64(i, event_col), rs[k].delivery_id, rows->text(i, job_col),
+       rows->text(i, queue_col), delivery_status::completed,
+       static_cast<int32_t>(rows->int64(i, attempts_col)), std::nullopt,
+       static_cast<double>(rows->int64(i, since_col)) / 1e6});
+    out.verdicts[k] = result_verdict::applied;
+    ++out.completed;
+  }
   return caf::none;
 }
 

@@ -26,8 +26,8 @@ public:
   /// the delivery's own retry rules and time to live. A batch of
   /// completions only (the common case) takes one statement; any other
   /// batch locks its deliveries, decides, and updates in one transaction,
-  /// as do the completions of ordered deliveries, which hand their key on
-  /// in the same transaction (key_release).
+  /// and hands the keys of ordered deliveries on (key_release); completions
+  /// of ordered deliveries take one more statement, which does both.
   caf::expected<apply_result> apply_results(pg_connection& conn,
                                             const std::vector<send_result>& rs);
 
@@ -38,13 +38,13 @@ private:
   caf::expected<apply_result>
   apply_completions(pg_connection& conn, const std::vector<send_result>& rs);
 
-  // apply_decided, in a transaction, for the results `which` of `rs`
-  // (those of ordered deliveries), merged into `out`.
+  // Completes the results `which` of `rs` (of ordered deliveries) and
+  // hands their keys on, in one statement; merged into `out`.
   caf::error apply_ordered(pg_connection& conn,
                            const std::vector<send_result>& rs,
                            const std::vector<size_t>& which, apply_result& out);
 
-  std::string complete_sql_, lock_sql_, update_sql_;
+  std::string complete_sql_, lock_sql_, update_sql_, complete_ordered_sql_;
   key_release release_;
 };
 

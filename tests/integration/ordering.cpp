@@ -43,9 +43,27 @@ CAF_TEST(the next delivery of a key goes once the head completes) {
     CAF_REQUIRE_EQUAL(c.jobs.size(), 1u);
     sent.push_back(c.jobs[0].event_id);
     auto a = apply({result_of(c.jobs[0], outcome::completed)});
-    CAF_CHECK_EQUAL(a.released, i < 2 ? 1 : 0);
+    CAF_CHECK_EQUAL(a.completed, 1);
+    CAF_CHECK_EQUAL(parked(), 2 - i); // the next one was handed the key
   }
   CAF_CHECK_EQUAL(sent, ids);
+}
+
+CAF_TEST(a duplicate or stale completion of an ordered delivery changes nothing) {
+  use_routes({ordered_route()});
+  publish("e", "{}", "K");
+  publish("e", "{}", "K");
+  route_events(2);
+  auto c = claim("oq");
+  auto stale = result_of(c.jobs[0], outcome::completed);
+  stale.dispatch_id = "00000000-0000-0000-0000-000000000000";
+  auto a = apply({result_of(c.jobs[0], outcome::completed),
+                  result_of(c.jobs[0], outcome::completed), stale});
+  CAF_CHECK(a.verdicts[0] == result_verdict::applied);
+  CAF_CHECK(a.verdicts[1] == result_verdict::stale);
+  CAF_CHECK(a.verdicts[2] == result_verdict::stale);
+  CAF_CHECK_EQUAL(a.completed, 1);
+  CAF_CHECK_EQUAL(claim("oq").jobs.size(), 1u);
 }
 
 CAF_TEST(a timed out head holds its key until it is sent again) {
