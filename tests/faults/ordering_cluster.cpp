@@ -51,15 +51,11 @@ ordering_cluster::~ordering_cluster() {
     t.join();
   workers_.clear();
   nodes.clear(); // SIGTERM, then SIGKILL: no outboxd outlives the test
-  // The log, and the functions of schema/011 that drop_schema leaves
-  // behind (it drops only the tables and the older functions).
-  auto err = db.exec_script(
-    "drop ordering test objects",
-    "DROP TABLE IF EXISTS " + log_table_ + "; DROP FUNCTION IF EXISTS "
-      + log_function_ + "() CASCADE; DROP FUNCTION IF EXISTS " + names.deliveries
-      + "_release_deliveries(bigint[]); DROP FUNCTION IF EXISTS "
-      + names.deliveries + "_release_keys(text[], text[], text[]);"
-      + " DROP FUNCTION IF EXISTS " + names.events + "_take_xact_id() CASCADE");
+  // The log is this test's own: drop_schema knows only the outbox's.
+  auto err = db.exec_script("drop the dispatch log",
+                            "DROP TABLE IF EXISTS " + log_table_
+                              + "; DROP FUNCTION IF EXISTS " + log_function_
+                              + "() CASCADE");
   CAF_CHECK(!err);
   std::string cmd = "rm -rf " + dir;
   [[maybe_unused]] auto rc = std::system(cmd.c_str());
