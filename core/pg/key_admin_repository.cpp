@@ -12,10 +12,11 @@ namespace {
 
 // The earliest holding delivery of each ordered key (by the partial index
 // {{deliveries}}_ordered_idx), kept where it blocks. Parked deliveries are
-// in the index but hold nothing.
+// in the index but hold nothing. Only `d` has the columns blocks_key_sql
+// names bare.
 std::string blocked_sql() {
   return std::string{"WITH heads AS ("
-                     " SELECT DISTINCT ON (coalesce_key, job, queue) id, status"
+                     " SELECT DISTINCT ON (coalesce_key, job, queue) id AS head_id"
                      " FROM {{deliveries}} WHERE "}
          + ordered_index_sql + " AND NOT " + parked_sql
          + " AND ($1::text IS NULL OR queue = $1)"
@@ -28,7 +29,7 @@ std::string blocked_sql() {
            "  AND p.queue = d.queue AND "
          + parked_sql
          + ")"
-           " FROM heads h JOIN {{deliveries}} d ON d.id = h.id"
+           " FROM heads h JOIN {{deliveries}} d ON d.id = h.head_id"
            " WHERE "
          + blocks_key_sql + " ORDER BY d.finished_at, d.id LIMIT $2";
 }
