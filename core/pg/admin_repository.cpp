@@ -253,12 +253,16 @@ caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
                         {event_id});
     if (!ev)
       return ev.error();
-    // The row is gone: its key is named, not its id. Only a blocking row
-    // held the key, but a release is idempotent, so any ordered one may.
+    // The row is gone: release_deliveries cannot find its key, so the key
+    // is named (schema/011). Only a blocking row held the key, but a
+    // release is idempotent, so any ordered one may.
     if (current->text(0, 2) == "t") {
-      auto r = key_release{names_}.release_key(conn, current->text(0, 4),
-                                              current->text(0, 5),
-                                              current->text(0, 6));
+      auto r = conn.exec("forget_release_key",
+                         fill_names("SELECT {{deliveries}}_release_keys("
+                                    "ARRAY[$1::text], ARRAY[$2::text], ARRAY[$3::text])",
+                                    names_),
+                         {current->text(0, 4), current->text(0, 5),
+                          current->text(0, 6)});
       if (!r)
         return r.error();
     }

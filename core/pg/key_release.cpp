@@ -10,11 +10,6 @@ constexpr const char* release_sql = R"sql(
 SELECT {{deliveries}}_release_deliveries($1::bigint[])
 )sql";
 
-constexpr const char* release_key_sql = R"sql(
-SELECT {{deliveries}}_release_keys(ARRAY[$1::text], ARRAY[$2::text],
-                                   ARRAY[$3::text])
-)sql";
-
 // The first waiting delivery of each ordered key, where no delivery holds
 // the key (the function checks again under the key's lock).
 constexpr const char* stuck_sql = R"sql(
@@ -39,7 +34,6 @@ SELECT {{deliveries}}_release_deliveries(ARRAY(
 
 key_release::key_release(const schema_names& names)
   : release_sql_(fill_names(release_sql, names)),
-    release_key_sql_(fill_names(release_key_sql, names)),
     stuck_sql_(fill_names(stuck_sql, names)) {
 }
 
@@ -49,17 +43,6 @@ key_release::release(pg_connection& conn, const std::vector<int64_t>& ids) const
     return 0;
   auto rows = conn.exec_prepared("release_keys", release_sql_,
                                  {pg_int_array(ids)});
-  if (!rows)
-    return rows.error();
-  return rows->size();
-}
-
-caf::expected<int64_t> key_release::release_key(pg_connection& conn,
-                                                const std::string& key,
-                                                const std::string& job,
-                                                const std::string& queue) const {
-  auto rows = conn.exec_prepared("release_one_key", release_key_sql_,
-                                 {key, job, queue});
   if (!rows)
     return rows.error();
   return rows->size();

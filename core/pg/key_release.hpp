@@ -25,13 +25,6 @@ public:
   caf::expected<int64_t> release(pg_connection& conn,
                                  const std::vector<int64_t>& ids) const;
 
-  /// The same for one key named by its (key, job, queue): for a pass that
-  /// deleted the delivery that held it (outboxctl forget), which
-  /// release_deliveries can no longer find.
-  caf::expected<int64_t> release_key(pg_connection& conn, const std::string& key,
-                                     const std::string& job,
-                                     const std::string& queue) const;
-
   /// The backstop for a hand-over lost between two statements (a crash
   /// between a completion and its release, a row changed by hand): the
   /// same for up to `limit` keys whose next delivery waits while nothing
@@ -40,7 +33,6 @@ public:
 
 private:
   std::string release_sql_;
-  std::string release_key_sql_;
   std::string stuck_sql_;
 };
 
