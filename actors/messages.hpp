@@ -213,7 +213,8 @@ typename Inspector::result_type inspect(Inspector& f, node_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, queue_counts& x) {
   return f(caf::meta::type_name("queue_counts"), x.per_status,
-           x.oldest_open_age_seconds);
+           x.oldest_open_age_seconds, x.blocked_keys,
+           x.longest_held_key_seconds);
 }
 
 template <class Inspector>

@@ -1,53 +1,24 @@
 #include "tools/admin_verbs.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <iostream>
 
-#include "core/base/errors.hpp"
 #include "core/pg/admin_repository.hpp"
 #include "core/pg/pg_connection.hpp"
 #include "core/pg/status_repository.hpp"
+#include "tools/admin_output.hpp"
+#include "tools/key_verbs.hpp"
 
 namespace outbox {
 
 namespace {
 
-constexpr int exit_failure = 1;
-constexpr int exit_usage = 2;
+constexpr int exit_failure = admin_exit_failure;
 
-int usage(const std::string& why) {
-  std::cerr << "outboxctl: " << why << "\n";
-  return exit_usage;
-}
+int usage(const std::string& why) { return admin_usage(why); }
 
 int db_failed(const std::string& verb, const caf::error& err) {
-  std::cerr << "outboxctl " << verb << ": " << render(err) << "\n";
-  return exit_failure;
-}
-
-// Times in the operator's own time zone (TZ), as they read them elsewhere.
-std::string local_time(int64_t unix_seconds) {
-  if (unix_seconds == 0)
-    return "-";
-  std::time_t t = unix_seconds;
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S %Z", &tm);
-  return buf;
-}
-
-std::optional<std::vector<int64_t>> parse_ids(const std::vector<std::string>& xs) {
-  std::vector<int64_t> out;
-  for (auto& x : xs) {
-    if (x.empty() || x.size() > 18 || x.find_first_not_of("0123456789") != std::string::npos)
-      return std::nullopt;
-    out.push_back(std::stoll(x));
-    if (out.back() == 0) // ids start at 1: 0 names nothing
-      return std::nullopt;
-  }
-  return out;
+  return admin_db_failed(verb, err);
 }
 
 int list(pg_connection& db, admin_repository& repo, delivery_status listed,
@@ -131,6 +102,11 @@ int forget(pg_connection& db, admin_repository& repo, const admin_args& a) {
     case admin_verdict::done:
       std::cout << "delivery " << ids->front()
                 << " deleted (and its event, if no other delivery had it)\n";
+      return 0;
+    case admin_verdict::done_unblocked:
+      std::cout << "delivery " << ids->front()
+                << " deleted (and its event, if no other delivery had it);"
+                   " it blocked its key, which goes on with the next delivery\n";
       return 0;
     case admin_verdict::unknown:
       std::cerr << "delivery " << ids->front() << ": not found\n";
@@ -247,6 +223,9 @@ int prune(pg_connection& db, admin_repository& repo, const admin_args& a) {
     return db_failed("prune", r.error());
   std::cout << "pruned " << r->deliveries << " deliveries and " << r->events
             << " events older than " << a.hours << " hours\n";
+  if (r->kept_blocking > 0)
+    std::cout << "kept " << r->kept_blocking
+              << " deliveries that block their key (outboxctl blocked)\n";
   return 0;
 }
 
@@ -255,13 +234,13 @@ int prune(pg_connection& db, admin_repository& repo, const admin_args& a) {
 bool is_admin_verb(const std::string& verb) {
   return verb == "failed" || verb == "expired" || verb == "retry"
          || verb == "forget" || verb == "prune" || verb == "quarantined"
-         || verb == "discard";
+         || verb == "discard" || verb == "blocked" || verb == "skip";
 }
 
 int run_admin_verb(const std::string& verb, const admin_args& args,
                    const config& cfg) {
   if ((verb == "failed" || verb == "expired" || verb == "prune"
-       || verb == "quarantined")
+       || verb == "quarantined" || verb == "blocked")
       && !args.ids.empty())
     return usage(verb + " takes no ids");
   auto db = pg_connection::connect(cfg.database_url);
@@ -278,6 +257,10 @@ int run_admin_verb(const std::string& verb, const admin_args& args,
     return quarantined(*db, repo, args);
   if (verb == "discard")
     return discard(*db, repo, args);
+  if (verb == "blocked")
+    return blocked_verb(*db, cfg.names, args);
+  if (verb == "skip")
+    return skip_verb(*db, cfg.names, args);
   return prune(*db, repo, args);
 }
 

@@ -1,5 +1,5 @@
 // outboxctl's operator verbs over the database: failed, expired, retry,
-// forget, prune, quarantined, discard. Each returns the process exit code: 0 done, 1 the database
+// forget, prune, quarantined, discard, blocked, skip (tools/key_verbs.hpp). Each returns the process exit code: 0 done, 1 the database
 // refused or some ids could not be handled, 2 bad arguments.
 #pragma once
 

@@ -10,6 +10,7 @@
 //   outboxctl forget ID
 //   outboxctl prune --hours N [--status completed,failed,...]
 //   outboxctl quarantined [--limit N] | discard EVENT_ID...
+//   outboxctl blocked [--queue Q] [--limit N] | skip ID...
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -56,7 +57,10 @@ constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "       outboxctl prune --hours N [--status S,...] "
                               "--config FILE\n"
                               "       outboxctl quarantined [--limit N] --config FILE\n"
-                              "       outboxctl discard EVENT_ID... --config FILE\n";
+                              "       outboxctl discard EVENT_ID... --config FILE\n"
+                              "       outboxctl blocked [--queue Q] [--limit N] "
+                              "--config FILE\n"
+                              "       outboxctl skip ID... --config FILE\n";
 
 struct ctl_config : outbox::cli_config {
   std::string config_file = "config/outbox.json";
@@ -72,10 +76,10 @@ struct ctl_config : outbox::cli_config {
       .add(connect, "connect", "status: HOST:PORT of the status node")
       .add(json, "json", "status: print JSON")
       .add(db, "db", "status: read the database, not the cluster")
-      .add(queue, "queue", "failed/expired/retry: only this queue")
+      .add(queue, "queue", "failed/expired/retry/blocked: only this queue")
       .add(admin.statuses, "status", "retry: failed|expired; prune: final statuses")
       .add(admin.hours, "hours", "prune: older than this many hours")
-      .add(admin.limit, "limit", "failed/expired/quarantined: at most this many rows");
+      .add(admin.limit, "limit", "failed/expired/quarantined/blocked: at most this many rows");
     opt_group tls_group{options(), "global"};
     outbox::add_tls_flags(tls_group, tls);
     outbox::register_message_types(*this);
@@ -102,10 +106,11 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
     {"--connect", !o.connect.empty(), {"status"}},
     {"--json", o.json, {"status"}},
     {"--db", o.db, {"status"}},
-    {"--queue", !o.queue.empty(), {"failed", "expired", "retry"}},
+    {"--queue", !o.queue.empty(), {"failed", "expired", "retry", "blocked"}},
     {"--status", !o.admin.statuses.empty(), {"retry", "prune"}},
     {"--hours", o.admin.hours != outbox::not_given, {"prune"}},
-    {"--limit", o.admin.limit != outbox::not_given, {"failed", "expired", "quarantined"}},
+    {"--limit", o.admin.limit != outbox::not_given,
+     {"failed", "expired", "quarantined", "blocked"}},
   };
   for (auto& f : flags)
     if (f.given && f.verbs.count(verb) == 0)

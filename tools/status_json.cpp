@@ -37,12 +37,16 @@ bool inspect(Inspector& f, database_json& x) {
 struct queue_json {
   count_map deliveries;
   double oldest_open_age_seconds = 0;
+  int64_t blocked_keys = 0;
+  double longest_held_key_seconds = 0;
 };
 
 template <class Inspector>
 bool inspect(Inspector& f, queue_json& x) {
   return f(field("deliveries", x.deliveries),
-           field("oldestOpenAgeSeconds", x.oldest_open_age_seconds));
+           field("oldestOpenAgeSeconds", x.oldest_open_age_seconds),
+           field("blockedKeys", x.blocked_keys),
+           field("longestHeldKeySeconds", x.longest_held_key_seconds));
 }
 
 struct actor_json {
@@ -128,7 +132,8 @@ void add_counts(const status_counts& c, status_json_doc& doc) {
   doc.oldest_open_age_seconds = c.oldest_open_age_seconds;
   doc.queues.emplace();
   for (auto& [q, qc] : c.per_queue)
-    (*doc.queues)[q] = {every_status(qc.per_status), qc.oldest_open_age_seconds};
+    (*doc.queues)[q] = {every_status(qc.per_status), qc.oldest_open_age_seconds,
+                        qc.blocked_keys, qc.longest_held_key_seconds};
 }
 
 } // namespace

@@ -41,6 +41,16 @@ int64_t count(const std::map<std::string, int64_t>& m, const std::string& k) {
   return it == m.end() ? 0 : it->second;
 }
 
+// Ordered keys that wait for an operator: the line says what to run.
+void write_blocked_keys(std::ostringstream& out, const status_counts& c) {
+  int64_t blocked = 0;
+  for (auto& [q, qc] : c.per_queue)
+    blocked += qc.blocked_keys;
+  if (blocked > 0)
+    out << "blocked keys: " << blocked
+        << " (onFailure: block; see outboxctl blocked)\n";
+}
+
 void write_nodes(std::ostringstream& out, const cluster_status& s) {
   out << "\nnodes: " << s.nodes.size() << "\n";
   for (auto& n : s.nodes) {
@@ -90,15 +100,18 @@ std::string status_table(const cluster_status& s, bool with_nodes) {
     out << "\n" << pad("queue", 24);
     for (auto& st : delivery_statuses())
       out << pad(st, 10);
-    out << "oldest open\n";
+    out << pad("oldest open", 12) << pad("blocked", 8) << "longest held\n";
     for (auto& [q, qc] : c.per_queue) {
       out << pad(q, 24);
       for (auto& st : delivery_statuses())
         out << pad(std::to_string(count(qc.per_status, st)), 10);
-      out << age(qc.oldest_open_age_seconds) << "\n";
+      out << pad(age(qc.oldest_open_age_seconds), 12)
+          << pad(std::to_string(qc.blocked_keys), 8)
+          << age(qc.longest_held_key_seconds) << "\n";
     }
     if (c.per_queue.empty())
       out << "(no deliveries yet)\n";
+    write_blocked_keys(out, c);
   }
   if (with_nodes)
     write_nodes(out, s);

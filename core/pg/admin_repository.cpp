@@ -4,6 +4,8 @@
 #include <set>
 
 #include "core/pg/delivery_sql.hpp"
+#include "core/pg/key_hold_sql.hpp"
+#include "core/pg/key_release.hpp"
 #include "core/pg/pg_connection.hpp"
 
 namespace outbox {
@@ -127,10 +129,26 @@ admin_repository::discard(pg_connection& conn, const std::vector<int64_t>& ids) 
 
 namespace {
 
-const char* retry_set = " SET status = 'pending', attempts = 0, available_at = now(),"
+// A delivery of an ordered key is parked, not made ready: another one of
+// its key may hold the key (a retried non-head), and only release_keys
+// hands a key on. The caller releases the keys of those it parked in the
+// same transaction: a retried blocked head is the key's earliest waiting
+// delivery, so it goes at once.
+const char* retry_set = " SET status = 'pending', attempts = 0,"
+                        " available_at = CASE WHEN ordered THEN NULL ELSE now() END,"
+                        " skipped_at = NULL,"
                         " dispatch_id = NULL, dispatched_at = NULL,"
                         " delivery_timeout_at = NULL, completed_at = NULL,"
                         " failed_at = NULL, finished_at = NULL";
+
+// The ordered ones among the rows of a retry's RETURNING id, ordered.
+std::vector<int64_t> ordered_ids(const pg_rows& rows) {
+  std::vector<int64_t> out;
+  for (int i = 0; i < rows.size(); ++i)
+    if (rows.text(i, 1) == "t")
+      out.push_back(rows.int64(i, 0));
+  return out;
+}
 
 } // namespace
 
@@ -170,11 +188,14 @@ admin_repository::retry(pg_connection& conn, const std::vector<int64_t>& ids) {
       auto done = conn.exec("retry_update",
                             fill_names(std::string{"UPDATE {{deliveries}}"} + retry_set
                                          + " WHERE id = ANY($1::bigint[])"
-                                           " AND status IN ('failed', 'expired')",
+                                           " AND status IN ('failed', 'expired')"
+                                           " RETURNING id, ordered",
                                        names_),
                             {pg_int_array(retry)});
       if (!done)
         return done.error();
+      if (auto r = key_release{names_}.release(conn, ordered_ids(*done)); !r)
+        return r.error();
     }
     return out;
   });
@@ -183,16 +204,20 @@ admin_repository::retry(pg_connection& conn, const std::vector<int64_t>& ids) {
 caf::expected<int64_t>
 admin_repository::retry_all(pg_connection& conn, delivery_status status,
                             const std::optional<std::string>& queue) {
-  auto rows = conn.exec("retry_all",
-                        fill_names(std::string{"UPDATE {{deliveries}}"} + retry_set
-                                     + " WHERE status = $1 AND status IN"
-                                       " ('failed', 'expired') AND ($2::text IS NULL"
-                                       " OR queue = $2) RETURNING id",
-                                   names_),
-                        {std::string{to_string(status)}, queue});
-  if (!rows)
-    return rows.error();
-  return static_cast<int64_t>(rows->size());
+  return in_transaction<int64_t>(conn, [&]() -> caf::expected<int64_t> {
+    auto rows = conn.exec("retry_all",
+                          fill_names(std::string{"UPDATE {{deliveries}}"} + retry_set
+                                       + " WHERE status = $1 AND status IN"
+                                         " ('failed', 'expired') AND ($2::text IS NULL"
+                                         " OR queue = $2) RETURNING id, ordered",
+                                     names_),
+                          {std::string{to_string(status)}, queue});
+    if (!rows)
+      return rows.error();
+    if (auto r = key_release{names_}.release(conn, ordered_ids(*rows)); !r)
+      return r.error();
+    return static_cast<int64_t>(rows->size());
+  });
 }
 
 caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
@@ -200,7 +225,9 @@ caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
   return in_transaction<admin_verdict>(conn, [&]() -> caf::expected<admin_verdict> {
     auto current = conn.exec(
       "forget_lock",
-      fill_names("SELECT status, event_id FROM {{deliveries}} WHERE id = $1 FOR UPDATE",
+      fill_names(std::string{"SELECT status, event_id, ordered, "} + blocks_key_sql
+                   + ", COALESCE(coalesce_key, ''), job, queue FROM {{deliveries}}"
+                     " WHERE id = $1 FOR UPDATE",
                  names_),
       {std::to_string(id)});
     if (!current)
@@ -226,7 +253,21 @@ caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
                         {event_id});
     if (!ev)
       return ev.error();
-    return admin_verdict::done;
+    // The row is gone: release_deliveries cannot find its key, so the key
+    // is named (schema/011). Only a blocking row held the key, but a
+    // release is idempotent, so any ordered one may.
+    if (current->text(0, 2) == "t") {
+      auto r = conn.exec("forget_release_key",
+                         fill_names("SELECT {{deliveries}}_release_keys("
+                                    "ARRAY[$1::text], ARRAY[$2::text], ARRAY[$3::text])",
+                                    names_),
+                         {current->text(0, 4), current->text(0, 5),
+                          current->text(0, 6)});
+      if (!r)
+        return r.error();
+    }
+    return current->text(0, 3) == "t" ? admin_verdict::done_unblocked
+                                      : admin_verdict::done;
   });
 }
 
@@ -245,6 +286,7 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
       "prune_deliveries",
       fill_names(std::string{"DELETE FROM {{deliveries}} WHERE id IN (SELECT id FROM"
                              " {{deliveries}} WHERE status IN "} + final_statuses
+                   + " AND NOT " + blocks_key_sql
                    + " AND status = ANY($1::text[]) AND finished_at < now() -"
                      " make_interval(hours => $2::int) LIMIT $3 FOR UPDATE SKIP"
                      " LOCKED) RETURNING event_id",
@@ -273,6 +315,16 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
     if (rows->size() < batch)
       break;
   }
+  auto kept = conn.exec(
+    "prune_kept_blocking",
+    fill_names(std::string{"SELECT count(*) FROM {{deliveries}} WHERE "} + blocks_key_sql
+                 + " AND status = ANY($1::text[]) AND finished_at < now() -"
+                   " make_interval(hours => $2::int)",
+               names_),
+    {pg_text_array(st), std::to_string(hours)});
+  if (!kept)
+    return kept.error();
+  out.kept_blocking = kept->int64(0, 0);
   return out;
 }
 

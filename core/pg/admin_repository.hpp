@@ -35,11 +35,14 @@ struct quarantined_event {
   int64_t created_at = 0, quarantined_at = 0; ///< Unix seconds
 };
 
-/// What a verb did to one id.
-enum class admin_verdict { done, unknown, not_final, wrong_status };
+/// What a verb did to one id (done_unblocked: forget deleted the delivery
+/// that blocked its key, and handed the key on).
+enum class admin_verdict { done, done_unblocked, unknown, not_final, wrong_status };
 
 struct prune_result {
   int64_t deliveries = 0, events = 0;
+  /// Old enough and of a pruned status, but kept: they block their key.
+  int64_t kept_blocking = 0;
 };
 
 class admin_repository {
@@ -52,7 +55,10 @@ public:
        const std::optional<std::string>& queue, int32_t limit);
 
   /// Sends failed or expired deliveries again: back to pending, attempts
-  /// reset, ready now (a new dispatch id comes with the next send).
+  /// reset, ready now (a new dispatch id comes with the next send). One of
+  /// an ordered key waits for its key instead (parked), and the keys are
+  /// handed on in the same transaction: it goes at once when nothing else
+  /// holds the key, before the later deliveries of its key.
   caf::expected<std::vector<admin_verdict>>
   retry(pg_connection& conn, const std::vector<int64_t>& ids);
 
@@ -76,11 +82,14 @@ public:
   discard(pg_connection& conn, const std::vector<int64_t>& ids);
 
   /// Deletes one final delivery, and its event when no delivery is left.
+  /// One that blocked its key is skipped so: the key goes on.
   caf::expected<admin_verdict> forget(pg_connection& conn, int64_t id);
 
   /// Deletes final deliveries (of `statuses`) that finished more than
   /// `hours` ago, then events left without deliveries, `batch` rows per
-  /// transaction so no lock is held for long.
+  /// transaction so no lock is held for long. Never one that blocks its key
+  /// (core/pg/key_hold_sql.hpp): deleting it would hand the key on without
+  /// an operator. The others hold no key: deleting them changes no key.
   caf::expected<prune_result> prune(pg_connection& conn, int64_t hours,
                                     const std::vector<delivery_status>& statuses,
                                     int32_t batch = 1000);

@@ -1,6 +1,7 @@
 #include "core/pg/status_repository.hpp"
 
 #include "core/pg/delivery_sql.hpp"
+#include "core/pg/key_hold_sql.hpp"
 #include "core/pg/pg_connection.hpp"
 
 namespace outbox {
@@ -36,7 +37,20 @@ status_repository::status_repository(schema_names n)
       "SELECT queue, status, count(*), COALESCE(extract(epoch FROM now() - "
       "min(created_at) FILTER (WHERE status IN ('pending', 'dispatched'))), 0) "
       "FROM "
-      + n.deliveries + " GROUP BY queue, status ORDER BY queue, status") {
+      + n.deliveries + " GROUP BY queue, status ORDER BY queue, status"),
+    // Per queue, the ordered keys: only the rows of the partial index
+    // {{deliveries}}_ordered_idx (its predicate, spelled as it is), so
+    // unordered queues cost nothing. One holder per key: a key with a
+    // blocking delivery is blocked.
+    keys_sql_(fill_names(
+      std::string{"SELECT queue, count(DISTINCT (coalesce_key, job)) FILTER"
+                  " (WHERE "}
+        + blocks_key_sql
+        + "), COALESCE(extract(epoch FROM now() - min(created_at) FILTER"
+          " (WHERE "
+        + parked_sql + ")), 0) FROM {{deliveries}} WHERE " + ordered_index_sql
+        + " GROUP BY queue",
+      n)) {
 }
 
 caf::expected<status_counts> status_repository::read(pg_connection& conn) {
@@ -47,9 +61,11 @@ caf::expected<status_counts> status_repository::read(pg_connection& conn) {
   auto events = conn.exec_prepared("status_events", events_sql_);
   auto deliveries = events ? conn.exec_prepared("status_deliveries", deliveries_sql_)
                            : caf::expected<pg_rows>{events.error()};
+  auto keys = deliveries ? conn.exec_prepared("status_keys", keys_sql_)
+                         : caf::expected<pg_rows>{deliveries.error()};
   conn.rollback();
-  if (!deliveries)
-    return deliveries.error();
+  if (!keys)
+    return keys.error();
   status_counts out;
   out.unrouted_events = events->int64(0, 0);
   out.oldest_unrouted_age_seconds = std::stod(events->text(0, 1));
@@ -70,6 +86,14 @@ caf::expected<status_counts> status_repository::read(pg_connection& conn) {
     q.oldest_open_age_seconds = std::max(q.oldest_open_age_seconds, age);
     out.per_status[to_string(*status)] += n;
     out.oldest_open_age_seconds = std::max(out.oldest_open_age_seconds, age);
+  }
+  // Every queue with such rows has deliveries, so it is in per_queue.
+  for (int i = 0; i < keys->size(); ++i) {
+    auto& q = out.per_queue[keys->text(i, 0)];
+    if (q.per_status.empty())
+      add_zeros(q.per_status);
+    q.blocked_keys = keys->int64(i, 1);
+    q.longest_held_key_seconds = std::stod(keys->text(i, 2));
   }
   return out;
 }

@@ -133,6 +133,21 @@ void lifecycle(prometheus_text& t, const metrics_input& in) {
   t.sample({}, in.node.status_joined ? 1 : 0);
 }
 
+// Every queue gets a sample (0 without ordered routes), so an alert on
+// them needs no absent() for the queues that never order.
+void ordered_keys(prometheus_text& t, const status_counts& counts) {
+  t.family("outbox_blocked_keys", kind::gauge,
+           "Keys of ordered routes waiting for an operator (a head failed or "
+           "expired under onFailure: block), by queue.");
+  for (auto& [queue, q] : counts.per_queue)
+    t.sample({{"queue", queue}}, double(q.blocked_keys));
+  t.family("outbox_longest_held_key_seconds", kind::gauge,
+           "Age of the oldest delivery waiting for its key (0 when none "
+           "waits), by queue.");
+  for (auto& [queue, q] : counts.per_queue)
+    t.sample({{"queue", queue}}, q.longest_held_key_seconds);
+}
+
 void cluster(prometheus_text& t, const cluster_status& c) {
   t.family("outbox_database_up", kind::gauge,
            "1 when the status node's last read of the counts succeeded.");
@@ -159,6 +174,7 @@ void cluster(prometheus_text& t, const cluster_status& c) {
            "Age of the oldest pending or dispatched delivery, by queue.");
   for (auto& [queue, q] : counts.per_queue)
     t.sample({{"queue", queue}}, q.oldest_open_age_seconds);
+  ordered_keys(t, counts);
 }
 
 } // namespace

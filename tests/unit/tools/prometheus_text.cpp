@@ -106,6 +106,8 @@ CAF_TEST(a status node adds the database counts unless it cannot read them) {
   c.counts.oldest_unrouted_age_seconds = 1.5;
   c.counts.per_queue["q"].per_status = {{"pending", 3}, {"completed", 9}};
   c.counts.per_queue["q"].oldest_open_age_seconds = 4;
+  c.counts.per_queue["q"].blocked_keys = 2;
+  c.counts.per_queue["q"].longest_held_key_seconds = 7.5;
   node_view up, down;
   down.up = false;
   c.nodes = {up, up, down};
@@ -117,7 +119,11 @@ CAF_TEST(a status node adds the database counts unless it cannot read them) {
                     "outbox_deliveries{queue=\"q\",status=\"pending\"} 3\n",
                     "outbox_unrouted_events 5\n",
                     "outbox_oldest_unrouted_event_age_seconds 1.5\n",
-                    "outbox_oldest_open_delivery_age_seconds{queue=\"q\"} 4\n"})
+                    "outbox_oldest_open_delivery_age_seconds{queue=\"q\"} 4\n",
+                    "# TYPE outbox_blocked_keys gauge\n",
+                    "outbox_blocked_keys{queue=\"q\"} 2\n",
+                    "# TYPE outbox_longest_held_key_seconds gauge\n",
+                    "outbox_longest_held_key_seconds{queue=\"q\"} 7.5\n"})
     OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
   in.cluster->database_ok = false;
   text = render_node_metrics(in);

@@ -21,6 +21,8 @@ cluster_status sample() {
   s.counts.oldest_open_age_seconds = 0.25;
   s.counts.per_queue["q"].per_status = {{"dispatched", 1}};
   s.counts.per_queue["q"].oldest_open_age_seconds = 2;
+  s.counts.per_queue["q"].blocked_keys = 1;
+  s.counts.per_queue["q"].longest_held_key_seconds = 30.5;
   node_view n;
   n.name = "host:1";
   n.roles = {"dispatcher"};
@@ -62,7 +64,8 @@ CAF_TEST(the status of a cluster with its nodes) {
     "{\"database\":{\"ok\":true},\"unroutedEvents\":3,"
     "\"oldestUnroutedAgeSeconds\":1.5,\"deliveries\":" + deliveries
       + ",\"oldestOpenAgeSeconds\":0.25,\"queues\":{\"q\":{\"deliveries\":"
-      + queue + ",\"oldestOpenAgeSeconds\":2.0}},\"nodes\":[{\"name\":"
+      + queue + ",\"oldestOpenAgeSeconds\":2.0,\"blockedKeys\":1,"
+      "\"longestHeldKeySeconds\":30.5}},\"nodes\":[{\"name\":"
       "\"host:1\",\"up\":false,\"roles\":[\"dispatcher\"],\"queues\":[\"q\"],"
       "\"wakeupsOk\":false,\"wakeupsDegraded\":\"listen connection lost\","
       "\"actors\":[{\"name\":\"dispatcher q\",\"role\":\"dispatcher\","

@@ -249,8 +249,8 @@
   function showQueueHead() {
     const head = $("queues-head");
     if (head.childElementCount) return;
-    for (const t of ["queue"].concat(STATUSES, ["oldest open", "published/s",
-                                               "completed/s"]))
+    for (const t of ["queue"].concat(STATUSES, ["oldest open", "blocked keys",
+                                               "published/s", "completed/s"]))
       head.append(el("th", null, t));
   }
 
@@ -282,6 +282,8 @@
       tr.append(name);
       for (const st of STATUSES) tr.append(el("td", null, doc.queues[q].deliveries[st] || 0));
       tr.append(el("td", null, age(doc.queues[q].oldestOpenAgeSeconds)));
+      // Ordered keys waiting for an operator (outboxctl blocked).
+      tr.append(el("td", null, doc.queues[q].blockedKeys || 0));
       const r = ratesAt(last, q);
       for (const v of [r.published, r.completed])
         tr.append(el("td", null, v === null ? "–" : fmt(v)));

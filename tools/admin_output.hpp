@@ -1,0 +1,34 @@
+// What outboxctl's database verbs share: their exit codes, their errors,
+// the operator's ids, times and user text as a terminal may show them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+
+namespace outbox {
+
+constexpr int admin_exit_failure = 1; ///< the database refused, or some ids
+constexpr int admin_exit_usage = 2;   ///< bad arguments
+
+/// Prints "outboxctl: why"; returns admin_exit_usage.
+int admin_usage(const std::string& why);
+
+/// Prints "outboxctl VERB: the error"; returns admin_exit_failure.
+int admin_db_failed(const std::string& verb, const caf::error& err);
+
+/// Unix seconds in the operator's own time zone (TZ); "-" for 0.
+std::string local_time(int64_t unix_seconds);
+
+/// Positive integer ids, nullopt when one is not.
+std::optional<std::vector<int64_t>> parse_ids(const std::vector<std::string>& xs);
+
+/// Text someone else wrote (a key, a worker's reason) made safe for a
+/// terminal and for one line: in double quotes, with `"` and `\` escaped,
+/// and control characters, DEL and C1 controls as \xNN. Other UTF-8 stays.
+std::string quoted_text(const std::string& s);
+
+} // namespace outbox
