@@ -243,9 +243,9 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
   check_ends(bench("--soak 0.1 --soak-interval-s 5"), 2,
              "--soak = 0.1: must be 0 or last at least 3 intervals");
   check_ends(bench("--soak-only"), 2, "--soak-only: needs --soak MINUTES");
-  check_ends(bench("--soak 1 --soak-retention-minutes 1"), 2,
+  check_ends(bench("--soak 3 --soak-retention-minutes 1"), 2,
              "--soak-retention-minutes = 1: must be 0 or at least two intervals");
-  check_ends(bench("--soak 1 --soak-retention-minutes 0 --soak-chart /tmp"), 2,
+  check_ends(bench("--soak 3 --soak-retention-minutes 0 --soak-chart /tmp"), 2,
              "--soak-chart = \"/tmp\": cannot write there");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
