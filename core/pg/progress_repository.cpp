@@ -31,6 +31,21 @@ WHERE e.id > $1
 GROUP BY e.id ORDER BY e.id
 )sql";
 
+// The statistics' tuple counts lag the tables by up to a second (each
+// backend reports its changes at most once a second); the sizes and the
+// counts are exact.
+constexpr const char* sample_sql = R"sql(
+SELECT pg_total_relation_size(e.relid), e.n_live_tup, e.n_dead_tup,
+       (SELECT count(*) FROM {{events}}),
+       pg_total_relation_size(d.relid), d.n_live_tup, d.n_dead_tup,
+       (SELECT count(*) FROM {{deliveries}}),
+       (SELECT count(*) FROM {{deliveries}}
+        WHERE status = 'completed' AND completed_at >= to_timestamp($1)
+          AND completed_at < to_timestamp($2))
+FROM pg_stat_user_tables e, pg_stat_user_tables d
+WHERE e.relid = '{{events}}'::regclass AND d.relid = '{{deliveries}}'::regclass
+)sql";
+
 double seconds(const pg_rows& rows, int r, int c) {
   return rows.is_null(r, c) ? 0 : std::stod(rows.text(r, c));
 }
@@ -41,7 +56,8 @@ progress_repository::progress_repository(schema_names names)
   : open_sql_(fill_names(open_sql, names)),
     count_sql_(fill_names(count_sql, names)),
     last_id_sql_(fill_names(last_id_sql, names)),
-    events_sql_(fill_names(events_sql, names)) {
+    events_sql_(fill_names(events_sql, names)),
+    sample_sql_(fill_names(sample_sql, names)) {
 }
 
 caf::expected<bool> progress_repository::anything_open(pg_connection& conn) {
@@ -81,6 +97,19 @@ progress_repository::events_after(pg_connection& conn, int64_t after_event_id) {
                    seconds(*rows, i, 2), seconds(*rows, i, 3),
                    seconds(*rows, i, 4)});
   return out;
+}
+
+caf::expected<tables_sample>
+progress_repository::sample_tables(pg_connection& conn, double from, double to) {
+  auto rows = conn.exec("progress_sample", sample_sql_,
+                        {std::to_string(from), std::to_string(to)});
+  if (!rows)
+    return rows.error();
+  auto table = [&](int c) {
+    return table_stats{rows->int64(0, c), rows->int64(0, c + 1),
+                       rows->int64(0, c + 2), rows->int64(0, c + 3)};
+  };
+  return tables_sample{table(0), table(4), rows->int64(0, 8)};
 }
 
 } // namespace outbox

@@ -26,6 +26,21 @@ struct event_progress {
   double last_dispatched = 0, last_completed = 0; ///< over its deliveries
 };
 
+/// One outbox table as PostgreSQL sees it: what it takes on disk and how
+/// many rows it holds, live and dead (what a vacuum has yet to reclaim).
+struct table_stats {
+  int64_t bytes = 0;          ///< heap, indexes and TOAST: pg_total_relation_size
+  int64_t live = 0, dead = 0; ///< pg_stat_user_tables n_live_tup, n_dead_tup
+  int64_t rows = 0;           ///< count(*)
+};
+
+/// Both outbox tables at one moment, and the deliveries completed in a
+/// window before it (for a soak's samples).
+struct tables_sample {
+  table_stats events, deliveries;
+  int64_t completed = 0;
+};
+
 class progress_repository {
 public:
   explicit progress_repository(schema_names names);
@@ -46,8 +61,14 @@ public:
   caf::expected<std::vector<event_progress>>
   events_after(pg_connection& conn, int64_t after_event_id);
 
+  /// Both tables' sizes and rows, and the deliveries completed from `from`
+  /// to before `to` (seconds since the epoch). Reads every row of both
+  /// tables (the counts): meant for one sample a few seconds apart at most.
+  caf::expected<tables_sample> sample_tables(pg_connection& conn, double from,
+                                             double to);
+
 private:
-  std::string open_sql_, count_sql_, last_id_sql_, events_sql_;
+  std::string open_sql_, count_sql_, last_id_sql_, events_sql_, sample_sql_;
 };
 
 } // namespace outbox

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <rapidjson/document.h>
 
@@ -61,6 +62,35 @@ rapidjson::Document successful_run(const std::string& args, std::string& output,
   doc.Parse(text.c_str());
   CAF_REQUIRE(!doc.HasParseError() && doc.IsObject());
   return doc;
+}
+
+/// Whether every tag of `xml` is closed in order (a well-formed SVG as far
+/// as its elements go; attributes and text are the writer's business).
+bool tags_balanced(const std::string& xml) {
+  std::vector<std::string> open;
+  for (auto at = xml.find('<'); at != std::string::npos; at = xml.find('<', at + 1)) {
+    auto end = xml.find('>', at);
+    if (end == std::string::npos)
+      return false;
+    auto tag = xml.substr(at + 1, end - at - 1);
+    if (tag.empty() || tag.back() == '/')
+      continue; // self-closing
+    auto name = tag.substr(tag[0] == '/', tag.find_first_of(" \n") - (tag[0] == '/'));
+    if (tag[0] != '/')
+      open.push_back(name);
+    else if (open.empty() || open.back() != name)
+      return false;
+    else
+      open.pop_back();
+  }
+  return open.empty();
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
 }
 
 int64_t bench_tables() {
@@ -146,6 +176,52 @@ CAF_TEST(a small run scrapes every node of the relay) {
   CAF_CHECK_NOT_EQUAL(output.find("/metrics scrapes"), std::string::npos);
 }
 
+// --soak: after A alone (--soak-only), three intervals of a few seconds at
+// half of A, without retention (--soak-retention-minutes 0): the series
+// in the JSON, its table and verdict in the text, and its chart.
+CAF_TEST(a short soak reports its series and writes its chart) {
+  auto chart = "/tmp/" + unique_prefix() + "soak.svg";
+  std::string output;
+  auto doc = successful_run("--events 300 --soak-only --soak 0.25 --soak-interval-s 5"
+                            " --soak-retention-minutes 0 --soak-chart " + chart,
+                            output);
+  auto& soak = doc["soak"];
+  CAF_REQUIRE(soak.IsObject());
+  CAF_CHECK_EQUAL(soak["intervalSeconds"].GetInt64(), 5);
+  CAF_CHECK_GREATER(soak["rateEventsPerS"].GetDouble(), 0.0);
+  auto& series = soak["series"];
+  CAF_REQUIRE(series.IsArray());
+  CAF_REQUIRE_EQUAL(series.Size(), 3u);
+  int64_t completed = 0, committed = 0;
+  double end = 0;
+  for (auto& x : series.GetArray()) {
+    CAF_CHECK_GREATER(x["endSeconds"].GetDouble(), end);
+    end = x["endSeconds"].GetDouble();
+    completed += x["completed"].GetInt64();
+    committed += x["committed"].GetInt64();
+    CAF_CHECK_LESS_OR_EQUAL(x["commitToPublishedP50Ms"].GetDouble(),
+                            x["commitToPublishedP99Ms"].GetDouble());
+    CAF_CHECK_GREATER(x["deliveries"]["bytes"].GetInt64(), 0);
+    CAF_CHECK_GREATER(x["events"]["bytes"].GetInt64(), 0);
+  }
+  // Without retention the rows stay: the last sample has them all.
+  CAF_CHECK_GREATER(completed, 0);
+  CAF_CHECK_GREATER(committed, 0);
+  CAF_CHECK_GREATER(series[2]["deliveries"]["rows"].GetInt64(), 0);
+  for (auto key : {"throughput", "p99", "tableSize", "deadTuples"})
+    CAF_CHECK(soak["verdict"][key].IsBool());
+  CAF_CHECK_NOT_EQUAL(output.find("soak verdict"), std::string::npos);
+  // Only A and the soak ran.
+  CAF_CHECK_EQUAL(doc["baselineBMessagesPerS"].GetDouble(), 0.0);
+  auto svg = read_file(chart);
+  std::remove(chart.c_str());
+  CAF_CHECK_EQUAL(svg.rfind("<svg ", 0), 0u);
+  CAF_CHECK_EQUAL(svg.substr(svg.find_last_not_of('\n') - 5), "</svg>\n");
+  CAF_CHECK(tags_balanced(svg));
+  CAF_CHECK_EQUAL(occurrences(svg, "class=\"panel\""), 4u);
+  CAF_CHECK_EQUAL(occurrences(svg, "<polyline"), 6u); // 1 + 1 + 2 + 2 lines
+}
+
 CAF_TEST(a results file that cannot be written is refused before the run) {
   auto tables_before = bench_tables();
   check_ends(bench("--json /nonexistent-outbox-dir/results.json"), 2,
@@ -164,6 +240,13 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
              "--rate-fraction = 0: must be above 0 and at most 1");
   check_ends(bench("--router-linger-ms 5000"), 2, "routerLingerMs = 5000");
   check_ends(bench("--no-such-knob 1"), 2, "--no-such-knob: no such option");
+  check_ends(bench("--soak 0.1 --soak-interval-s 5"), 2,
+             "--soak = 0.1: must be 0 or last at least 3 intervals");
+  check_ends(bench("--soak-only"), 2, "--soak-only: needs --soak MINUTES");
+  check_ends(bench("--soak 3 --soak-retention-minutes 1"), 2,
+             "--soak-retention-minutes = 1: must be 0 or at least two intervals");
+  check_ends(bench("--soak 3 --soak-retention-minutes 0 --soak-chart /tmp"), 2,
+             "--soak-chart = \"/tmp\": cannot write there");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
 

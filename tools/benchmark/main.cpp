@@ -6,8 +6,11 @@
 //   latency   at a fixed share of A: commit→published, commit→completed
 //   resources of outboxd: peak RSS, CPU seconds per 1,000 deliveries
 //   backlog   N pending deliveries drained: first vs last 10%
+//   soak      (--soak MINUTES) half of A for minutes, sampled every
+//             interval: throughput, p99, the tables' size and dead tuples
 // Tables and queues are its own (prefix bench_<pid>_) and dropped after.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -36,6 +39,8 @@
 #include "tools/benchmark/producers.hpp"
 #include "tools/benchmark/report.hpp"
 #include "tools/benchmark/scraper.hpp"
+#include "tools/benchmark/soak.hpp"
+#include "tools/benchmark/soak_chart.hpp"
 #include "tools/benchmark/stats.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_config.hpp"
@@ -70,6 +75,13 @@ struct bench_config : cli_config {
   int64_t scrape_interval_ms = 0;
   double rate_fraction = 0.2;
   bool polling_only = false;
+  /// The soak: minutes (0: none; fractions for short runs), the seconds
+  /// between samples, and the retention window its relay's config gets
+  /// (retentionHours for every final status; 0: none in the config).
+  double soak = 0, soak_retention_minutes = 2;
+  int64_t soak_interval_s = 60;
+  bool soak_only = false; ///< A and the soak, no other phase
+  std::string soak_chart = "bench-soak.svg";
   bench_config() {
     opt_group{options(), "global"}
       .add(database_url, "database-url", "libpq URL of the database")
@@ -97,7 +109,13 @@ struct bench_config : cli_config {
       .add(ordered_keys, "ordered-keys",
            "keys of the events, routes ordered by key (0: no keys, unordered)")
       .add(scrape_interval_ms, "scrape-interval-ms",
-           "scrape every node's /metrics this often (0: off)");
+           "scrape every node's /metrics this often (0: off)")
+      .add(soak, "soak", "minutes of the soak at half of A (0: off)")
+      .add(soak_interval_s, "soak-interval-s", "seconds between the soak's samples")
+      .add(soak_retention_minutes, "soak-retention-minutes",
+           "retentionHours of the soak's relay, in minutes (0: none)")
+      .add(soak_only, "soak-only", "run A and the soak only")
+      .add(soak_chart, "soak-chart", "where to write the soak's SVG chart");
   }
 };
 
@@ -110,6 +128,32 @@ struct bench_failure : std::runtime_error {
 
 [[noreturn]] void die(const std::string& what) {
   throw bench_failure{what};
+}
+
+std::string text_of(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+// The soak's knobs: at least three intervals (its verdict compares the
+// last with the second), and a retention window that keeps an interval's
+// completed rows until its sample counts them.
+std::string soak_knob_problem(const bench_config& o) {
+  if (o.soak_interval_s < 1)
+    return "--soak-interval-s = " + std::to_string(o.soak_interval_s)
+           + ": must be at least 1";
+  if (o.soak < 0 || (o.soak > 0 && soak_intervals(o.soak, o.soak_interval_s) < 3))
+    return "--soak = " + text_of(o.soak)
+           + ": must be 0 or last at least 3 intervals of --soak-interval-s";
+  if (o.soak_only && o.soak <= 0)
+    return "--soak-only: needs --soak MINUTES";
+  if (o.soak_retention_minutes < 0
+      || (o.soak_retention_minutes > 0
+          && o.soak_retention_minutes * 60 < 2.0 * o.soak_interval_s))
+    return "--soak-retention-minutes = " + text_of(o.soak_retention_minutes)
+           + ": must be 0 or at least two intervals of --soak-interval-s";
+  return {};
 }
 
 // The first knob out of its range, with the range; empty when all are fine.
@@ -133,19 +177,17 @@ std::string knob_problem(const bench_config& o) {
         at_least("ordered-keys", o.ordered_keys, 0)})
     if (!problem.empty())
       return problem;
-  if (!(o.rate_fraction > 0 && o.rate_fraction <= 1)) {
-    std::ostringstream fraction;
-    fraction << o.rate_fraction;
-    return "--rate-fraction = " + fraction.str() + ": must be above 0 and at most 1";
-  }
+  if (!(o.rate_fraction > 0 && o.rate_fraction <= 1))
+    return "--rate-fraction = " + text_of(o.rate_fraction)
+           + ": must be above 0 and at most 1";
   if (o.cluster != "one" && o.cluster != "three")
     return "--cluster = \"" + o.cluster + "\": must be one or three";
-  return {};
+  return soak_knob_problem(o);
 }
 
-// Where the results go must be a file it can write, known before a run of
-// minutes starts.
-std::string json_path_problem(const std::string& path) {
+// Where the results (or the chart) go must be a file it can write, known
+// before a run of minutes starts.
+std::string output_path_problem(const std::string& knob, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path p{path};
@@ -154,7 +196,7 @@ std::string json_path_problem(const std::string& path) {
                                         && access(path.c_str(), W_OK) == 0
                                     : access(dir.c_str(), W_OK) == 0;
   if (path.empty() || !writable)
-    return "--json = \"" + path + "\": cannot write there";
+    return "--" + knob + " = \"" + path + "\": cannot write there";
   return {};
 }
 
@@ -178,6 +220,8 @@ struct setup {
   route backlog_route; ///< the first route: its job on the first queue
   std::vector<std::string> queues;
   std::string config_path = "/tmp/" + prefix + "config.json";
+  /// The soak's relay's: the same, with the soak's retention window.
+  std::string soak_config_path = "/tmp/" + prefix + "soak-config.json";
   std::string payload;
 };
 
@@ -186,20 +230,23 @@ std::string make_payload(int64_t bytes) {
   return "{\"data\":\"" + filler + "\"}";
 }
 
-// The relay's config file; false (and a message) when it cannot be made.
-bool write_config(const bench_config& o, const setup& s) {
+// A relay's config file at `path`, with `retention_minutes` of built-in
+// retention (0: none); false (and a message) when it cannot be made.
+bool write_config(const bench_config& o, const setup& s, const std::string& path,
+                  double retention_minutes = 0) {
   outbox_knobs k{o.database_url, o.amqp_url, s.names, o.batch_size,
                  o.router_linger_ms, o.router_linger_min_events,
-                 !o.polling_only, o.routes, s.queues, o.ordered_keys};
+                 !o.polling_only, o.routes, s.queues, o.ordered_keys,
+                 retention_minutes};
   auto text = outbox_config_json(k);
-  std::ofstream out{s.config_path};
+  std::ofstream out{path};
   if (text)
     out << *text << "\n";
   out.close();
   if (text && out)
     return true;
   std::cerr << "outbox_bench: cannot write the relay's config "
-            << s.config_path << ": "
+            << path << ": "
             << (text ? std::string{"a write failed"} : render(text.error()))
             << "\n";
   return false;
@@ -223,11 +270,12 @@ struct relay {
   }
 
   relay(const bench_config& o, const setup& s, const std::string& tag,
-        bool http = false) {
+        bool http = false, const std::string& config = {}) {
     auto port = std::to_string(20000 + getpid() % 20000);
     auto log = "/tmp/" + s.prefix + tag;
     auto start = [&](std::vector<std::string> args, const std::string& name) {
-      args.insert(args.begin(), {"--config", s.config_path, "--log-level", "warn"});
+      args.insert(args.begin(), {"--config", config.empty() ? s.config_path : config,
+                                 "--log-level", "warn"});
       if (http) {
         http_ports.push_back(free_loopback_port());
         args.insert(args.end(),
@@ -371,6 +419,7 @@ struct leftovers {
       }
     }
     std::remove(s.config_path.c_str());
+    std::remove(s.soak_config_path.c_str());
   }
 };
 
@@ -385,21 +434,39 @@ struct run_context {
 
 // The run's queues, payload and relay config; an exit code when the knobs
 // do not make a config the outbox takes (before any table is made).
+// Writes a relay's config at `path` and reads it back: the knobs that end
+// up in it (batch size, linger, the soak's retention) are checked by the
+// config's own rules. None (and a message) when it fails.
+std::optional<config> checked_config(const bench_config& o, const setup& s,
+                                     const std::string& path,
+                                     double retention_minutes = 0) {
+  if (!write_config(o, s, path, retention_minutes))
+    return std::nullopt;
+  auto cfg = load_config(path);
+  if (cfg)
+    return std::move(*cfg);
+  std::cerr << "outbox_bench: a knob is out of range for the outbox config: "
+            << render(cfg.error()) << "\n";
+  if (retention_minutes > 0) // an outbox without built-in retention yet
+    std::cerr << "outbox_bench: (--soak-retention-minutes 0 runs the soak"
+                 " without retentionHours)\n";
+  return std::nullopt;
+}
+
+// The run's queues, payload and relay configs; an exit code when the knobs
+// do not make a config the outbox takes (before any table is made).
 std::optional<int> prepare(const bench_config& o, setup& s) {
   for (int64_t q = 0; q < o.queues; ++q)
     s.queues.push_back(s.prefix + "q" + std::to_string(q));
   s.payload = make_payload(o.payload_bytes);
-  if (!write_config(o, s)) {
+  auto cfg = checked_config(o, s, s.config_path);
+  bool soak_ok = cfg
+                 && (o.soak <= 0
+                     || checked_config(o, s, s.soak_config_path,
+                                   o.soak_retention_minutes));
+  if (!cfg || !soak_ok) {
     std::remove(s.config_path.c_str());
-    return 2;
-  }
-  // The knobs that end up in the outbox's config (batch size, linger) are
-  // checked by the config's own rules.
-  auto cfg = load_config(s.config_path);
-  if (!cfg) {
-    std::remove(s.config_path.c_str());
-    std::cerr << "outbox_bench: a knob is out of range for the outbox config: "
-              << render(cfg.error()) << "\n";
+    std::remove(s.soak_config_path.c_str());
     return 2;
   }
   s.backlog_route = cfg->routes_for("bench.event").front();
@@ -612,6 +679,93 @@ void backlog_drains(run_context& c) {
   rep.backlog_rss_mib = r.peak_rss_mib();
 }
 
+// Samples both tables at the end of each of `n` intervals from `start`
+// (`start_wall` by the system clock) while the soak's producers run.
+std::vector<soak_sample> soak_samples(run_context& c, relay& r, double start_wall,
+                                      std::chrono::steady_clock::time_point start,
+                                      int64_t n) {
+  auto interval = c.o.soak_interval_s;
+  std::vector<soak_sample> series;
+  for (int64_t k = 1; k <= n; ++k) {
+    std::this_thread::sleep_until(start + std::chrono::seconds{k * interval});
+    r.check();
+    double to = start_wall + static_cast<double>(k * interval);
+    auto t = must(c.s.progress.sample_tables(c.db, to - interval, to),
+                  "sampling the soak's tables");
+    auto table = [](const table_stats& x) {
+      return soak_table{x.bytes, x.live, x.dead, x.rows};
+    };
+    soak_sample x;
+    x.end_s = static_cast<double>(k * interval);
+    x.completed = t.completed;
+    x.per_minute = static_cast<double>(t.completed) * 60.0 / interval;
+    x.events = table(t.events);
+    x.deliveries = table(t.deliveries);
+    std::cerr << "soak: " << x.end_s << " s: " << x.per_minute
+              << " completed/min, tables " << x.mib() << " MiB, " << x.dead()
+              << " dead tuples\n";
+    series.push_back(x);
+  }
+  return series;
+}
+
+// Until nothing is open: the soak's last events are through. (Not by the
+// count of completed deliveries, as await_completed: retention deletes
+// them.)
+void await_idle(run_context& c, relay& r) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::minutes{5};
+  while (must(c.s.progress.anything_open(c.watch), "watching the relay")) {
+    r.check();
+    if (std::chrono::steady_clock::now() > until)
+      die("the soak's last deliveries did not complete within 5 minutes");
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
+}
+
+// Soak: paced producers at half of A for --soak minutes, on a relay of its
+// own (its config has the soak's retention window) and workers; a sample
+// of the tables every interval, the latencies by commit interval after.
+void soak(run_context& c) {
+  auto& [o, s, db, watch, rep] = c;
+  auto n = soak_intervals(o.soak, o.soak_interval_s);
+  double rate = soak_rate_share * rep.baseline_a;
+  std::cerr << "soak: " << o.soak << " min at " << rate << " events/s, a sample every "
+            << o.soak_interval_s << " s\n";
+  relay r{o, s, "soak", false, s.soak_config_path};
+  workers w{o, s};
+  auto total = static_cast<int64_t>(rate * static_cast<double>(n * o.soak_interval_s));
+  std::atomic<bool> stop{false};
+  production p;
+  auto start = std::chrono::steady_clock::now();
+  auto start_wall = now_seconds();
+  std::thread producing{[&] {
+    p = produce(o.database_url, s.names, "bench.event", s.payload,
+                static_cast<int>(o.producers), total, rate, o.ordered_keys, &stop);
+  }};
+  std::vector<soak_sample> series;
+  try {
+    series = soak_samples(c, r, start_wall, start, n);
+  } catch (...) {
+    stop = true;
+    producing.join();
+    throw;
+  }
+  producing.join();
+  await_idle(c, r);
+  {
+    std::lock_guard<std::mutex> guard{w.mtx};
+    fill_latencies(series, p.commits, w.received, start_wall,
+                   static_cast<double>(o.soak_interval_s));
+  }
+  soak_results res{o.soak, rate, o.soak_interval_s, o.soak_retention_minutes,
+                   std::move(series), {}};
+  res.verdict = judge(res.series);
+  if (!write_soak_chart(res, o.soak_chart))
+    die("the soak's chart could not be written to " + o.soak_chart);
+  std::cerr << "soak: chart written to " << o.soak_chart << "\n";
+  rep.soak = std::move(res);
+}
+
 void write_results(const bench_config& o, const report& rep) {
   std::cout << rep.table();
   auto text = rep.json();
@@ -637,12 +791,17 @@ int run(const bench_config& o) {
   if (auto err = watch.exec_script("watch_settings", index_only_plan_settings))
     die("database: " + render(err));
   auto rep = knobs_of(o);
+  rep.soak_only = o.soak_only;
   run_context c{o, s, db, watch, rep};
   producers_only(c);
-  broker_only(c);
-  pipeline_and_latency(c);
-  if (o.backlog > 0)
-    backlog_drains(c);
+  if (!o.soak_only) {
+    broker_only(c);
+    pipeline_and_latency(c);
+    if (o.backlog > 0)
+      backlog_drains(c);
+  }
+  if (o.soak > 0)
+    soak(c);
   write_results(o, rep);
   return 0;
 }
@@ -663,8 +822,12 @@ int main(int argc, char** argv) {
     return usage("--database-url and --amqp-url are required (tools/bench sets them)");
   if (auto problem = knob_problem(o); !problem.empty())
     return usage(problem);
-  if (auto problem = json_path_problem(o.json_file); !problem.empty())
+  if (auto problem = output_path_problem("json", o.json_file); !problem.empty())
     return usage(problem);
+  if (o.soak > 0)
+    if (auto problem = output_path_problem("soak-chart", o.soak_chart);
+        !problem.empty())
+      return usage(problem);
   if (o.outboxd.empty()) {
     std::string self = argv[0];
     o.outboxd = self.substr(0, self.rfind('/') + 1) + "outboxd";

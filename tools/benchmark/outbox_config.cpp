@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/base/errors.hpp"
+#include "core/json/omittable.hpp"
 #include "core/json/json_writer.hpp"
 
 namespace outbox::bench {
@@ -24,9 +25,21 @@ bool inspect(Inspector& f, route_json& x) {
            field("ordering", x.ordering), field("merge", x.merge));
 }
 
+// retentionHours: one window, in hours, for each final status.
+struct retention_json {
+  double completed = 0, superseded = 0, failed = 0, expired = 0;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, retention_json& x) {
+  return f(field("completed", x.completed), field("superseded", x.superseded),
+           field("failed", x.failed), field("expired", x.expired));
+}
+
 struct config_json {
   outbox_knobs k;
   std::map<std::string, std::vector<route_json>> routes;
+  omittable<retention_json> retention; ///< left out when off
 };
 
 template <class Inspector>
@@ -41,7 +54,7 @@ bool inspect(Inspector& f, config_json& x) {
            field("routerLingerMs", k.router_linger_ms),
            field("routerLingerMinEvents", k.router_linger_min_events),
            field("deliverImmediately", k.deliver_immediately),
-           field("routes", x.routes));
+           field("routes", x.routes), field("retentionHours", x.retention));
 }
 
 } // namespace
@@ -51,7 +64,11 @@ std::string bench_job(int64_t r) {
 }
 
 caf::expected<std::string> outbox_config_json(const outbox_knobs& k) {
-  config_json doc{k, {}};
+  config_json doc{k, {}, {}};
+  if (k.retention_minutes > 0) {
+    auto hours = k.retention_minutes / 60;
+    doc.retention = retention_json{hours, hours, hours, hours};
+  }
   auto& routes = doc.routes["bench.event"];
   for (int64_t r = 0; r < k.routes; ++r) {
     route_json rj{bench_job(r), k.queues[static_cast<size_t>(r) % k.queues.size()]};

@@ -23,6 +23,11 @@ struct outbox_knobs {
   /// > 0: the routes are ordered by key (and coalesce nothing, so that
   /// every event is delivered, as in an unordered run).
   int64_t ordered_keys = 0;
+  /// > 0: the config carries built-in retention, `retentionHours` with this
+  /// window (in minutes) for every final status. Only the soak's relay
+  /// gets it: the other phases count and time the completed rows after the
+  /// fact, and retention would delete them.
+  double retention_minutes = 0;
 };
 
 /// The job of route number `r` ("BenchJob<r>").

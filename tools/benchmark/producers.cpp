@@ -25,7 +25,8 @@ int64_t production::first_id() const {
 
 production produce(const std::string& url, const schema_names& names,
                    const std::string& event_type, const std::string& payload,
-                   int producers, int64_t total, double rate, int64_t keys) {
+                   int producers, int64_t total, double rate, int64_t keys,
+                   const std::atomic<bool>* stop) {
   production out;
   std::mutex mtx;
   auto start = std::chrono::steady_clock::now();
@@ -50,7 +51,7 @@ production produce(const std::string& url, const schema_names& names,
       auto interval = rate > 0 ? std::chrono::duration<double>(producers / rate)
                                : std::chrono::duration<double>(0);
       auto next = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < mine; ++i) {
+      for (int64_t i = 0; i < mine && !(stop && *stop); ++i) {
         if (rate > 0) {
           std::this_thread::sleep_until(next);
           next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);

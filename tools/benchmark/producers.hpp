@@ -3,6 +3,7 @@
 // total rate.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,10 +29,13 @@ struct production {
 
 /// Writes `total` events of `event_type` with `payload` over `producers`
 /// connections; `rate` events/s in all (0: as fast as possible). With
-/// `keys` > 0 the events take the keys "k0" .. "k<keys-1>" in turn.
+/// `keys` > 0 the events take the keys "k0" .. "k<keys-1>" in turn. Once
+/// `*stop` is true the producers commit no more (a soak that fails ends
+/// at once, not after its minutes).
 production produce(const std::string& url, const schema_names& names,
                    const std::string& event_type, const std::string& payload,
-                   int producers, int64_t total, double rate, int64_t keys = 0);
+                   int producers, int64_t total, double rate, int64_t keys = 0,
+                   const std::atomic<bool>* stop = nullptr);
 
 /// Seconds since the epoch.
 double now_seconds();

@@ -6,6 +6,7 @@
 
 #include "core/base/errors.hpp"
 #include "core/json/json_writer.hpp"
+#include "core/json/omittable.hpp"
 
 namespace outbox::bench {
 
@@ -83,6 +84,7 @@ struct results_json {
   std::map<std::string, double> cpu_a, cpu_pipeline;
   double busy = 0;
   scrape_results scraping;
+  omittable<soak_results> soak; ///< left out without --soak
 };
 
 template <class Inspector>
@@ -112,7 +114,7 @@ bool inspect(Inspector& f, results_json& x) {
            field("cpuSecondsPer1000EventsA", x.cpu_a),
            field("cpuSecondsPer1000EventsPipeline", x.cpu_pipeline),
            field("pipelineMachineBusy", x.busy),
-           field("scraping", x.scraping));
+           field("scraping", x.scraping), field("soak", x.soak));
 }
 
 percentiles_json percentiles_of(const std::array<double, 3>& v) {
@@ -121,7 +123,7 @@ percentiles_json percentiles_of(const std::array<double, 3>& v) {
 
 results_json results_json_of(const report& r) {
   auto& s = r.published_split_ms;
-  return {r.knobs, r.baseline_a, r.baseline_b, r.envelope_bytes,
+  results_json out{r.knobs, r.baseline_a, r.baseline_b, r.envelope_bytes,
           r.producers_in_pipeline, r.routed_per_s, r.dispatched_per_s,
           r.completed_per_s, r.completed_events_per_s,
           r.baseline_a > 0 ? r.completed_events_per_s / r.baseline_a : 0,
@@ -130,7 +132,10 @@ results_json results_json_of(const report& r) {
           r.cpu_per_1000, r.drain.first(), r.drain.last(), r.drain.overall,
           r.drain.tenths, r.warm_drain.first(), r.warm_drain.last(),
           r.warm_drain.tenths, r.backlog_rss_mib, r.a_cpu_per_1000,
-          r.pipeline_cpu_per_1000, r.pipeline_busy, r.scraping};
+          r.pipeline_cpu_per_1000, r.pipeline_busy, r.scraping, {}};
+  if (r.soak)
+    out.soak = omittable<soak_results>{*r.soak};
+  return out;
 }
 
 } // namespace
@@ -210,6 +215,22 @@ void drain_rows(table_rows& row, const report& r) {
       "<= 64 " + verdict(r.backlog_rss_mib <= 64));
 }
 
+// The rows of the throughput, latency, resource and drain phases.
+void phase_rows(table_rows& row, const report& r) {
+  throughput_rows(row, r);
+  latency_rows(row, r);
+  cpu_rows(row, r);
+  row("outboxd peak RSS (MiB)", fmt("%.1f", r.peak_rss_mib),
+      "<= 64 " + verdict(r.peak_rss_mib <= 64));
+  row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", r.cpu_per_1000));
+  drain_rows(row, r);
+  if (r.knobs.scrape_interval_ms > 0)
+    row("/metrics scrapes (answered / failed)",
+        std::to_string(r.scraping.scrapes) + " / "
+          + std::to_string(r.scraping.failures),
+        "mean " + fmt("%.1f", r.scraping.mean_ms) + " ms");
+}
+
 } // namespace
 
 std::string report::table() const {
@@ -220,17 +241,12 @@ std::string report::table() const {
   out << "\n\n";
   out << "measure                                   value                     target\n";
   table_rows row{out};
-  throughput_rows(row, *this);
-  latency_rows(row, *this);
-  cpu_rows(row, *this);
-  row("outboxd peak RSS (MiB)", fmt("%.1f", peak_rss_mib),
-      "<= 64 " + verdict(peak_rss_mib <= 64));
-  row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", cpu_per_1000));
-  drain_rows(row, *this);
-  if (knobs.scrape_interval_ms > 0)
-    row("/metrics scrapes (answered / failed)",
-        std::to_string(scraping.scrapes) + " / " + std::to_string(scraping.failures),
-        "mean " + fmt("%.1f", scraping.mean_ms) + " ms");
+  if (soak_only) // A only: the soak's rate is half of it
+    row("A  producers only (events/s)", fmt("%.0f", baseline_a));
+  else
+    phase_rows(row, *this);
+  if (soak)
+    out << soak_text(*soak);
   return out.str();
 }
 

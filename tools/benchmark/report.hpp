@@ -5,12 +5,14 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <caf/expected.hpp>
 
 #include "core/json/field.hpp"
+#include "tools/benchmark/soak.hpp"
 
 namespace outbox::bench {
 
@@ -89,6 +91,11 @@ struct report {
   std::map<std::string, double> a_cpu_per_1000, pipeline_cpu_per_1000;
   double pipeline_busy = 0; ///< share of all cores busy in the pipeline
   scrape_results scraping;
+  /// The soak's series and verdict (--soak; none without).
+  std::optional<soak_results> soak;
+  /// --soak-only: A and the soak ran, no other phase (the table leaves
+  /// their rows out; the JSON has them as zeros).
+  bool soak_only = false;
 
   std::string table() const;
   /// The figures as JSON; an error names a value JSON cannot carry (NaN,

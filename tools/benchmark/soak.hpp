@@ -1,0 +1,106 @@
+// The soak's figures (tools/bench --soak MINUTES): whether the relay stays
+// flat for long. Paced producers at half of A run for MINUTES; every
+// interval one sample: completions in it, commit→published of the events
+// committed in it, and both outbox tables' size and rows. Its table, its
+// verdict and (soak_chart.hpp) its chart.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/json/field.hpp"
+#include "tools/benchmark/producers.hpp"
+
+namespace outbox::bench {
+
+/// The soak's producers run at this share of A: well below what the relay
+/// can take, so that a slower relay shows as growing latency and tables,
+/// not as a backlog from the first minute.
+constexpr double soak_rate_share = 0.5;
+
+/// One outbox table at a sample.
+struct soak_table {
+  int64_t bytes = 0; ///< heap + indexes + TOAST
+  int64_t live = 0, dead = 0, rows = 0;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, soak_table& x) {
+  return f(field("bytes", x.bytes), field("liveTuples", x.live),
+           field("deadTuples", x.dead), field("rows", x.rows));
+}
+
+/// One interval of the soak.
+struct soak_sample {
+  double end_s = 0;        ///< the interval's end, seconds into the soak
+  int64_t completed = 0;   ///< deliveries completed in the interval
+  double per_minute = 0;   ///< the same per minute
+  int64_t committed = 0;   ///< events committed in the interval
+  double p50_ms = 0, p99_ms = 0; ///< their commit→published
+  soak_table events, deliveries;
+
+  double mib() const; ///< both tables, MiB
+  int64_t dead() const { return events.dead + deliveries.dead; }
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, soak_sample& x) {
+  return f(field("endSeconds", x.end_s), field("completed", x.completed),
+           field("completedPerMinute", x.per_minute),
+           field("committed", x.committed),
+           field("commitToPublishedP50Ms", x.p50_ms),
+           field("commitToPublishedP99Ms", x.p99_ms),
+           field("events", x.events), field("deliveries", x.deliveries));
+}
+
+/// Last interval against the second (the first includes the start): each
+/// measure within 20%. Throughput both ways (the producers are paced: more
+/// would be a backlog caught up, less one growing); the others only
+/// upwards, past a small floor of noise each (1 ms, 1 MiB, 1,000 tuples).
+struct soak_verdict {
+  bool throughput = false, p99 = false, size = false, dead = false;
+  bool flat() const { return throughput && p99 && size && dead; }
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, soak_verdict& x) {
+  return f(field("throughput", x.throughput), field("p99", x.p99),
+           field("tableSize", x.size), field("deadTuples", x.dead));
+}
+
+struct soak_results {
+  double minutes = 0, rate = 0; ///< rate: events/s, half of A
+  int64_t interval_s = 0;
+  double retention_minutes = 0; ///< 0: no retentionHours in the config
+  std::vector<soak_sample> series;
+  soak_verdict verdict;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, soak_results& x) {
+  return f(field("minutes", x.minutes), field("rateEventsPerS", x.rate),
+           field("intervalSeconds", x.interval_s),
+           field("retentionMinutes", x.retention_minutes),
+           field("series", x.series), field("verdict", x.verdict));
+}
+
+/// The number of intervals of a soak of `minutes` sampled every
+/// `interval_s` seconds (the last one may end past the minutes).
+int64_t soak_intervals(double minutes, int64_t interval_s);
+
+/// Sets each sample's committed, p50 and p99 from the soak's commits and
+/// the workers' first receipt of each event; commits after the last
+/// interval's end count in the last one.
+void fill_latencies(std::vector<soak_sample>& series,
+                    const std::vector<commit>& commits,
+                    const std::map<int64_t, double>& received, double start,
+                    double interval_s);
+
+soak_verdict judge(const std::vector<soak_sample>& series);
+
+/// The series as a table, one row per interval, and the verdict line.
+std::string soak_text(const soak_results& r);
+
+} // namespace outbox::bench
