@@ -40,10 +40,11 @@ std::string queues_refusal(const std::vector<std::string>& queues,
   return {};
 }
 
-// A node spawns a router and a sweeper at most, and a dispatcher and a
-// result handler per queue: more actors than that are not a node's.
+// A node spawns a router, a sweeper and retention at most, and a
+// dispatcher and a result handler per queue: more actors than that are not
+// a node's.
 std::string actors_refusal(const node_info& info) {
-  auto most = 2 * info.queues.size() + 2;
+  auto most = 2 * info.queues.size() + 3;
   if (info.actors.size() > most)
     return std::to_string(info.actors.size()) + " actors for "
            + std::to_string(info.queues.size()) + " queues";

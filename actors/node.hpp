@@ -27,7 +27,7 @@ public:
   ~node();
 
   /// --once: one pass of each local role (router first, then dispatchers,
-  /// result handlers, sweeper); returns the first error, if any.
+  /// result handlers, sweeper, retention); returns the first error, if any.
   caf::error run_once();
 
   /// Stops every actor: no new pass, the current one finishes.
@@ -48,8 +48,8 @@ public:
 private:
   node(caf::actor_system& sys) : sys_(sys) {}
 
-  /// Router first, then dispatchers, result handlers and the sweeper: the
-  /// order of one pass of the whole pipeline.
+  /// Router first, then dispatchers, result handlers, the sweeper and
+  /// retention: the order of one pass of the whole pipeline.
   template <class F>
   void for_each_pass_actor(F f) {
     if (actors_.router)
@@ -58,6 +58,8 @@ private:
          {&actors_.dispatchers, &actors_.result_handlers, &actors_.sweepers})
       for (auto& a : *group)
         f(a);
+    if (actors_.retention)
+      f(actors_.retention);
   }
 
   caf::actor_system& sys_;

@@ -10,12 +10,14 @@
 #include "actors/notify_listener.hpp"
 #include "actors/ready_listener.hpp"
 #include "actors/result_handler.hpp"
+#include "actors/retention.hpp"
 #include "actors/router.hpp"
 #include "actors/status.hpp"
 #include "actors/sweeper.hpp"
 #include "core/amqp/amqp_endpoints.hpp"
 #include "core/base/errors.hpp"
 #include "core/domain/ready_notice.hpp"
+#include "core/pg/db_retention_store.hpp"
 #include "core/pg/db_stores.hpp"
 
 namespace outbox {
@@ -135,6 +137,19 @@ void spawn_sweeper(node_bootstrap& b) {
   b.info.actors.push_back({"sweeper", "sweeper", "", s});
 }
 
+/// Retention goes with the sweeper: every such node runs it, the one that
+/// holds the retention lock deletes (actors/retention.hpp).
+void spawn_retention(node_bootstrap& b) {
+  if (!b.cfg.retention.enabled)
+    return;
+  auto store = std::make_shared<db_retention_store>(b.cfg.database_url,
+                                                    b.cfg.names);
+  auto r = b.sys.spawn<caf::detached>(retention, store, b.cfg.retention, b.pass,
+                                      b.actors.agent);
+  b.actors.retention = r;
+  b.info.actors.push_back({"retention", "retention", "", r});
+}
+
 } // namespace
 
 caf::error spawn_node_roles(node_bootstrap& b) {
@@ -156,8 +171,10 @@ caf::error spawn_node_roles(node_bootstrap& b) {
   spawn_ready_listener(b);
   if (s.has(node_role::router))
     spawn_router(b);
-  if (s.has(node_role::sweeper))
+  if (s.has(node_role::sweeper)) {
     spawn_sweeper(b);
+    spawn_retention(b);
+  }
   return caf::none;
 }
 

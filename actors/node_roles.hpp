@@ -27,6 +27,7 @@ struct node_actors {
   caf::actor listener;       ///< NOTIFY of events: wakes the router
   caf::actor ready_listener; ///< NOTIFY of deliveries: wakes dispatchers
   std::vector<pass_actor> dispatchers, result_handlers, sweepers;
+  pass_actor retention; ///< with the sweeper, unless retention is off
   /// This node's dispatchers by queue: its router and ready listener wake them.
   std::vector<dispatcher_entry> local_dispatchers;
 };

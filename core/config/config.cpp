@@ -223,6 +223,19 @@ void read_direct_patterns(const json& v, const std::string& path,
   }
 }
 
+// A retention window: hours, fractional allowed (tests use windows of
+// seconds); 0 keeps that status forever.
+void read_hours(const json& v, const std::string& path, problems& errs,
+                double& out) {
+  if (!v.IsNumber() || v.GetDouble() < 0 || v.GetDouble() > max_retention_hours) {
+    errs.add(path, v,
+             "must be a number of hours from 0 (keep forever) to 876000, "
+             "e.g. 6 or 0.5");
+    return;
+  }
+  out = v.GetDouble();
+}
+
 // What a key holds: decides how its value is read and what a bad one is
 // told.
 enum class key_kind {
@@ -239,6 +252,8 @@ enum class key_kind {
   on_failure, // continue or block
   patterns,   // `except`
   routes,     // event type -> list of routes
+  hours,      // a number of hours, fractional allowed, 0 = forever
+  retention,  // `retentionHours`: false, or hours per final status
 };
 
 // The routes, and the top-level ttlSeconds and queueType for those without
@@ -255,8 +270,8 @@ struct routes_target {
 using destination
   = std::variant<std::string*, int32_t*, int64_t*, bool*, std::vector<int32_t>*,
                  merge_mode*, queue_type*, key_ordering*, failure_policy*,
-                 std::vector<std::string>*,
-                 routes_target>;
+                 std::vector<std::string>*, routes_target, double*,
+                 retention_policy*>;
 
 // One key of a JSON object: its name, kind, destination and limits. A
 // table of these drives reading, the unknown-key refusal and the wording.
@@ -272,6 +287,8 @@ using key_table = std::vector<key_spec>;
 
 void read_routes(const json& v, const std::string& path,
                  const routes_target& t, problems& errs);
+void read_retention(const json& v, const std::string& path, problems& errs,
+                    retention_policy& out);
 
 template <class T>
 T& target(const key_spec& k) {
@@ -319,6 +336,10 @@ void read_value(const json& v, const std::string& path, const key_spec& k,
       return read_on_failure(v, path, errs, target<failure_policy>(k));
     case key_kind::routes:
       return read_routes(v, path, std::get<routes_target>(k.out), errs);
+    case key_kind::hours:
+      return read_hours(v, path, errs, target<double>(k));
+    case key_kind::retention:
+      return read_retention(v, path, errs, target<retention_policy>(k));
   }
 }
 
@@ -370,6 +391,34 @@ key_table route_keys(route& r, queue_type& type) {
   };
 }
 
+key_table retention_keys(retention_policy& r) {
+  return {
+    {"completed", key_kind::hours, &r.completed_hours},
+    {"superseded", key_kind::hours, &r.superseded_hours},
+    {"failed", key_kind::hours, &r.failed_hours},
+    {"expired", key_kind::hours, &r.expired_hours},
+  };
+}
+
+// `retentionHours`: false keeps every delivery (outboxctl prune is left);
+// an object sets the window of each final status it names, the others
+// keep their defaults.
+void read_retention(const json& v, const std::string& path, problems& errs,
+                    retention_policy& out) {
+  if (v.IsBool() && !v.GetBool()) {
+    out.enabled = false;
+    return;
+  }
+  if (!v.IsObject()) {
+    errs.add(path, v,
+             "must be an object of hours per final status (completed, "
+             "superseded, failed, expired), or false to keep every delivery");
+    return;
+  }
+  out.enabled = true;
+  read_keys(v, path, retention_keys(out), errs);
+}
+
 // `ttl` receives the top-level ttlSeconds, which `routes` read (and
 // queueType, c.default_queue_type).
 key_table top_level_keys(config& c, int64_t& ttl) {
@@ -393,6 +442,7 @@ key_table top_level_keys(config& c, int64_t& ttl) {
     {"except", key_kind::patterns, &c.direct_patterns},
     {"ttlSeconds", key_kind::integer, &ttl, 0, INT32_MAX},
     {"queueType", key_kind::queue_type, &c.default_queue_type},
+    {"retentionHours", key_kind::retention, &c.retention},
     {"routes", key_kind::routes,
      routes_target{&c.routes, &ttl, &c.default_queue_type, &c.queue_types}, 0, 0,
      true},

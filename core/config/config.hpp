@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include "core/amqp/queue_type.hpp"
+#include "core/domain/retention.hpp"
 #include "core/domain/route.hpp"
 #include "core/domain/schema_names.hpp"
 
@@ -55,6 +56,9 @@ struct config {
   /// The type of every routed queue: its routes' queueType, else the
   /// default; every route of a queue comes to the same.
   std::map<std::string, queue_type> queue_types;
+  /// retentionHours: how long final deliveries are kept before the node
+  /// that leads retention deletes them (actors/retention.hpp).
+  retention_policy retention;
 
   /// The type `queue` is declared with (the default for a queue no route
   /// names).

@@ -7,16 +7,9 @@
 #include "core/pg/key_hold_sql.hpp"
 #include "core/pg/key_release.hpp"
 #include "core/pg/pg_connection.hpp"
+#include "core/pg/retention_repository.hpp"
 
 namespace outbox {
-
-namespace {
-
-// The SQL spelling of is_final (core/domain/delivery_status.hpp): the statements
-// guard on it as well, so a verb never races the relay.
-constexpr const char* final_statuses = "('completed', 'failed', 'expired', 'superseded')";
-
-} // namespace
 
 admin_repository::admin_repository(schema_names names) : names_(std::move(names)) {
 }
@@ -276,28 +269,21 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
                         const std::vector<delivery_status>& statuses,
                         int32_t batch) {
   prune_result out;
-  std::vector<pg_param> st;
-  for (auto s : statuses)
-    st.emplace_back(to_string(s));
-  // Each batch is its own short transaction (autocommit), so the relay is
-  // never blocked for long.
-  for (;;) {
-    auto rows = conn.exec(
-      "prune_deliveries",
-      fill_names(std::string{"DELETE FROM {{deliveries}} WHERE id IN (SELECT id FROM"
-                             " {{deliveries}} WHERE status IN "} + final_statuses
-                   + " AND NOT " + blocks_key_sql
-                   + " AND status = ANY($1::text[]) AND finished_at < now() -"
-                     " make_interval(hours => $2::int) LIMIT $3 FOR UPDATE SKIP"
-                     " LOCKED) RETURNING event_id",
-                 names_),
-      {pg_text_array(st), std::to_string(hours), std::to_string(batch)});
-    if (!rows)
-      return rows.error();
-    out.deliveries += rows->size();
-    if (rows->size() < batch)
-      break;
-  }
+  // The deletes of built-in retention, with the operator's window: each
+  // batch is its own short transaction (autocommit), so the relay is never
+  // blocked for long, and takes the events it leaves without deliveries.
+  retention_repository retention{names_};
+  for (auto status : statuses)
+    for (;;) {
+      auto rows = retention.delete_finished(conn, status, hours * 3600.0, batch);
+      if (!rows)
+        return rows.error();
+      out.deliveries += rows->deliveries;
+      out.events += rows->events;
+      if (rows->deliveries < batch)
+        break;
+    }
+  // Events left without deliveries otherwise (a delivery deleted by hand).
   for (;;) {
     auto rows = conn.exec(
       "prune_events",
@@ -315,6 +301,9 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
     if (rows->size() < batch)
       break;
   }
+  std::vector<pg_param> st;
+  for (auto s : statuses)
+    st.emplace_back(to_string(s));
   auto kept = conn.exec(
     "prune_kept_blocking",
     fill_names(std::string{"SELECT count(*) FROM {{deliveries}} WHERE "} + blocks_key_sql

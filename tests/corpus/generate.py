@@ -270,6 +270,36 @@ def config_cases():
         queueType="quorum"), "ok")
     add("good-amqp-url-list", with_routes(
         {}, amqpUrl="amqp://u@h1:5672/, amqps://u@h2/?cacertfile=/ca.pem"), "ok")
+    # Retention (issue 22): false, or hours per final status.
+    whole_rule = "must be an object of hours per final status"
+    for label, value in [("true", True), ("zero", 0), ("number", 6),
+                         ("string", "6"), ("null", None), ("array", [6])]:
+        add("retention-" + label, with_routes({}, retentionHours=value),
+            "retentionHours = ")
+        cases[-1] = (cases[-1][0], cases[-1][1], whole_rule)
+    hours_rule = "must be a number of hours from 0 (keep forever) to 876000"
+    for status in ("completed", "superseded", "failed", "expired"):
+        for label, value in [("negative", -1), ("huge", 876001),
+                             ("string", "6"), ("null", None), ("bool", True),
+                             ("list", [1]), ("object", {})]:
+            add("retention-%s-%s" % (status, label),
+                with_routes({}, retentionHours={status: value}),
+                "retentionHours.%s = " % status)
+            cases[-1] = (cases[-1][0], cases[-1][1], hours_rule)
+    for member in ("pending", "dispatched", "Completed", "all"):
+        add("retention-unknown-" + member,
+            with_routes({}, retentionHours={member: 1}),
+            "retentionHours.%s: unknown key" % member)
+    add("retention-1e400", b'{"routes": {}, "retentionHours": {"failed": 1e400}}',
+        "too large")
+    add("retention-twice",
+        b'{"routes": {}, "retentionHours": {"failed": 1, "failed": 2}}',
+        "retentionHours.failed: given more than once")
+    add("good-retention-off", with_routes({}, retentionHours=False), "ok")
+    add("good-retention-hours", with_routes({}, retentionHours={
+        "completed": 0.5, "superseded": 0, "failed": 720, "expired": 876000}),
+        "ok")
+    add("good-retention-empty", with_routes({}, retentionHours={}), "ok")
     return cases
 
 

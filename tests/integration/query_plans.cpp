@@ -5,6 +5,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/pg/db_stores.hpp"
+#include "core/pg/retention_repository.hpp"
 #include "tests/integration/delivery_fixture.hpp"
 
 using namespace outbox;
@@ -215,6 +216,34 @@ CAF_TEST(deleting a delivery finds the ones naming it by index) {
   CAF_MESSAGE("plan of the foreign key's action:\n" << clear);
   CAF_CHECK(has(clear, names.deliveries + "_superseded_by_idx"));
   CAF_CHECK(!has(clear, "Seq Scan"));
+}
+
+// Retention deletes a batch of one final status past its window: by the
+// finished index, reading only the rows it deletes, and their events by
+// key, however many final deliveries the table holds.
+CAF_TEST(retention batches go by the finished index after the table grew) {
+  CAF_REQUIRE(!db.exec_script("settings", relay_session_settings(commit_mode::relay_progress)));
+  retention_repository retention{names};
+  for (int i = 0; i < 8; ++i) { // prepared while the table is small
+    CAF_REQUIRE(retention.delete_finished(db, delivery_status::completed, 3600, 2000));
+    CAF_REQUIRE(retention.delete_quarantined_events(db, 3600, 2000));
+  }
+  grow(30000);
+  must_exec(db, "ANALYZE " + names.deliveries);
+  auto batch = plan_of("make_interval(secs => $2::float8)",
+                       "('completed', '3600', 2000)");
+  CAF_MESSAGE("retention batch plan:\n" << batch);
+  CAF_CHECK(has(batch, "using " + names.deliveries + "_finished_idx"));
+  CAF_CHECK(has(batch, "using " + names.events + "_pkey"));
+  CAF_CHECK(!has(batch, "Seq Scan"));
+  CAF_CHECK(!has(batch, "Bitmap"));
+  auto quarantined = plan_of("q.quarantined_at < now()", "('3600', 2000)");
+  CAF_MESSAGE("quarantined events plan:\n" << quarantined);
+  CAF_CHECK(has(quarantined, names.events + "_quarantined_idx"));
+  // The guard probes the deliveries of each event, not all of them.
+  CAF_CHECK(has(quarantined, "Index Cond: (event_id = e.id)"));
+  CAF_CHECK(!has(quarantined, "Merge"));
+  CAF_CHECK(!has(quarantined, "Seq Scan"));
 }
 
 // Shows that the tests above can fail: the same steps without the sessions'

@@ -214,6 +214,64 @@ CAF_TEST(a top level time to live is the default of every route) {
                       std::string::npos);
 }
 
+CAF_TEST(retention keeps final deliveries for hours per status) {
+  auto defaults = parse_config(R"({"routes": {}})", no_env);
+  CAF_REQUIRE(defaults);
+  auto& d = defaults->retention;
+  CAF_CHECK(d.enabled);
+  CAF_CHECK_EQUAL(d.hours_of(delivery_status::completed), 6.0);
+  CAF_CHECK_EQUAL(d.hours_of(delivery_status::superseded), 6.0);
+  CAF_CHECK_EQUAL(d.hours_of(delivery_status::failed), 168.0);
+  CAF_CHECK_EQUAL(d.hours_of(delivery_status::expired), 168.0);
+  CAF_CHECK_EQUAL(d.hours_of(delivery_status::pending), 0.0);
+  CAF_CHECK_EQUAL(d.longest_hours(), 168.0);
+  // Fractional hours (windows of seconds for tests); a member left out
+  // keeps its default; 0 keeps that status forever.
+  auto set = parse_config(R"({"routes": {}, "retentionHours": {"completed": 0.5,
+                              "failed": 0, "expired": 720}})", no_env);
+  CAF_REQUIRE(set);
+  CAF_CHECK(set->retention.enabled);
+  CAF_CHECK_EQUAL(set->retention.completed_hours, 0.5);
+  CAF_CHECK_EQUAL(set->retention.superseded_hours, 6.0);
+  CAF_CHECK_EQUAL(set->retention.failed_hours, 0.0);
+  CAF_CHECK_EQUAL(set->retention.longest_hours(), 720.0);
+  auto off = parse_config(R"({"routes": {}, "retentionHours": false})", no_env);
+  CAF_REQUIRE(off);
+  CAF_CHECK(!off->retention.enabled);
+  auto empty = parse_config(R"({"routes": {}, "retentionHours": {}})", no_env);
+  CAF_REQUIRE(empty);
+  CAF_CHECK(empty->retention.enabled);
+  CAF_CHECK_EQUAL(empty->retention.completed_hours, 6.0);
+}
+
+CAF_TEST(bad retention values are reported with their path) {
+  auto has = [](const std::string& json, const std::string& part) {
+    auto text = errors_of(json);
+    if (text.find(part) == std::string::npos)
+      CAF_ERROR(json << ": expected \"" << part << "\", got: " << text);
+  };
+  auto hours_rule = std::string{": must be a number of hours from 0 (keep "
+                                "forever) to 876000, e.g. 6 or 0.5"};
+  has(R"({"routes": {}, "retentionHours": {"completed": -1}})",
+      "retentionHours.completed = -1" + hours_rule);
+  has(R"({"routes": {}, "retentionHours": {"failed": "6"}})",
+      "retentionHours.failed = \"6\"" + hours_rule);
+  has(R"({"routes": {}, "retentionHours": {"expired": 876001}})",
+      "retentionHours.expired = 876001" + hours_rule);
+  has(R"({"routes": {}, "retentionHours": {"superseded": null}})",
+      "retentionHours.superseded = null" + hours_rule);
+  has(R"({"routes": {}, "retentionHours": {"pending": 1}})",
+      "retentionHours.pending: unknown key");
+  has(R"({"routes": {}, "retentionHours": {"completed": 1, "completed": 2}})",
+      "retentionHours.completed: given more than once");
+  auto whole_rule = std::string{": must be an object of hours per final status "
+                                "(completed, superseded, failed, expired), or "
+                                "false to keep every delivery"};
+  has(R"({"routes": {}, "retentionHours": true})", "retentionHours = true" + whole_rule);
+  has(R"({"routes": {}, "retentionHours": 6})", "retentionHours = 6" + whole_rule);
+  has(R"({"routes": {}, "retentionHours": [6]})", "retentionHours = [6]" + whole_rule);
+}
+
 CAF_TEST(immediate delivery is on unless switched off) {
   auto on = parse_config(R"({"routes": {}})", no_env);
   CAF_REQUIRE(on);

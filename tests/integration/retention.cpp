@@ -1,0 +1,274 @@
+// Built-in retention on real servers: outboxd nodes with the sweeper role
+// delete final deliveries past their status's window (and the events left
+// without deliveries), never an open one, one node at a time; a leader
+// killed outright hands the job to another node within seconds.
+#define CAF_SUITE integration.retention
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/pg/retention_repository.hpp"
+#include "tests/integration/child_process.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/http_node.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+bool mentions(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+struct retention_fixture : cluster_fixture {
+  std::string dir = "/tmp/" + queue_prefix;
+  std::string config_path = dir + "outbox.json";
+
+  retention_fixture() {
+    write_config_file(config_path,
+                      R"({"e": [{"job": "J", "queue": "q"}]})", 100,
+                      R"("retentionHours": {"completed": 1, "superseded": 2,)"
+                      R"( "failed": 3, "expired": 4}, )");
+  }
+
+  /// A sweeper node (and so retention) at --sleep 1, logging at debug.
+  std::unique_ptr<child_process> sweeper_node(const std::string& name,
+                                              std::vector<std::string> more = {}) {
+    std::vector<std::string> args{"--config", config_path, "--roles", "sweeper",
+                                  "--sleep", "1", "--log-level", "debug"};
+    args.insert(args.end(), more.begin(), more.end());
+    return std::make_unique<child_process>(OUTBOXD_PATH, args,
+                                           dir + name + ".log");
+  }
+
+  std::string log_of(const std::string& name) {
+    return read_file(dir + name + ".log");
+  }
+
+  /// An event routed `hours` ago (quarantined then, when asked).
+  int64_t event(double hours, bool quarantined = false) {
+    auto at = "now() - make_interval(secs => " + std::to_string(hours * 3600) + ")";
+    return must_exec(db, "INSERT INTO " + names.events
+                           + " (event_type, payload, created_at, routed_at,"
+                             " quarantined_at) VALUES ('e', '{}', " + at + ", "
+                           + at + ", " + (quarantined ? at : "NULL")
+                           + ") RETURNING id")
+      .int64(0, 0);
+  }
+
+  /// An event never routed, written `hours` ago.
+  int64_t unrouted_event(double hours) {
+    return must_exec(db, "INSERT INTO " + names.events
+                           + " (event_type, payload, created_at) VALUES ('other',"
+                             " '{}', now() - make_interval(secs => "
+                           + std::to_string(hours * 3600) + ")) RETURNING id")
+      .int64(0, 0);
+  }
+
+  /// A delivery of `event` in `status` that finished `hours` ago (an open
+  /// one too, which no pass would leave so: retention must keep it anyway).
+  int64_t delivery(int64_t event, const std::string& status, double hours,
+                   const std::string& job = "J") {
+    return must_exec(db, "INSERT INTO " + names.deliveries
+                           + " (event_id, job, queue, delivery_timeout_seconds,"
+                             " status, created_at, finished_at) VALUES ($1, $2,"
+                             " 'q', 60, $3, now() - make_interval(secs => $4),"
+                             " now() - make_interval(secs => $4))"
+                             " RETURNING id",
+                     {std::to_string(event), job, status,
+                      std::to_string(hours * 3600)})
+      .int64(0, 0);
+  }
+
+  std::set<int64_t> ids_of(const std::string& table) {
+    auto rows = must_exec(db, "SELECT id FROM " + table);
+    std::set<int64_t> out;
+    for (int i = 0; i < rows.size(); ++i)
+      out.insert(rows.int64(i, 0));
+    return out;
+  }
+
+  /// Sessions holding this outbox's retention lock now.
+  int64_t lock_holders() {
+    return must_exec(db, std::string{"SELECT count(*) FROM pg_locks l,"
+                                     " (SELECT "}
+                           + retention_lock_keys
+                           + ") AS k(classid, objid) WHERE l.locktype = 'advisory'"
+                             " AND l.granted AND l.objsubid = 2"
+                             " AND l.classid = k.classid::oid"
+                             " AND l.objid = k.objid::oid",
+                     {names.deliveries})
+      .int64(0, 0);
+  }
+
+  /// The passes of a node's actor of `role` in its /metrics, -1 when it
+  /// has none (or the node does not answer yet).
+  int64_t passes_of(uint16_t http, const std::string& role) {
+    auto [status, text] = http_get(http, "/metrics");
+    auto line = "outbox_actor_passes_total{role=\"" + role + "\",queue=\"\"} ";
+    auto at = text.find(line);
+    if (status != 200 || at == std::string::npos)
+      return -1;
+    return std::stoll(text.substr(at + line.size()));
+  }
+
+  int64_t retention_passes(uint16_t http) {
+    return passes_of(http, "retention");
+  }
+
+  /// Old completed deliveries (and their events) for a leader to delete.
+  void add_old_completed(int n) {
+    for (int i = 0; i < n; ++i)
+      delivery(event(1.5), "completed", 1.5);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(retention_tests, retention_fixture)
+
+CAF_TEST(final deliveries past their window go and open ones stay however old) {
+  std::set<int64_t> keep, kept_events;
+  auto e_done = event(1.5);
+  delivery(e_done, "completed", 1.5); // past 1 h: goes, and its event
+  auto e_recent = event(0.5);
+  auto recent = delivery(e_recent, "completed", 0.5);
+  keep.insert(recent);
+  auto e_sup = event(2.5);
+  auto sup = delivery(e_sup, "superseded", 2.5);
+  must_exec(db, "UPDATE " + names.deliveries + " SET superseded_by = $1 WHERE id = $2",
+            {std::to_string(recent), std::to_string(sup)});
+  auto e_sup2 = event(1.5);
+  keep.insert(delivery(e_sup2, "superseded", 1.5));
+  delivery(event(3.5), "failed", 3.5);
+  auto e_failed = event(2.5);
+  keep.insert(delivery(e_failed, "failed", 2.5));
+  delivery(event(4.5), "expired", 4.5);
+  auto e_expired = event(3.5);
+  keep.insert(delivery(e_expired, "expired", 3.5));
+  // An event keeps its row while any delivery of it is left.
+  auto e_two = event(2.5);
+  delivery(e_two, "completed", 1.5, "A");
+  keep.insert(delivery(e_two, "failed", 2.5, "B"));
+  // Open deliveries are never deleted, even with a finished_at long past.
+  auto e_open = event(1000);
+  keep.insert(delivery(e_open, "pending", 1000, "P"));
+  keep.insert(delivery(e_open, "dispatched", 1000, "D"));
+  // Quarantined events go after the longest window (4 h); unrouted never.
+  event(5, true);
+  auto e_quarantined = event(3, true);
+  auto e_unrouted = unrouted_event(1000);
+  kept_events = {e_recent, e_sup2, e_failed, e_expired, e_two, e_open,
+                 e_quarantined, e_unrouted};
+  auto http = free_port();
+  auto node = http_node(config_path, http,
+                        {"--roles", "sweeper", "--sleep", "1", "--log-level", "debug"},
+                        dir + "one.log");
+  CAF_CHECK(wait_until([&] { return ids_of(names.deliveries) == keep; }));
+  CAF_CHECK(wait_until([&] { return ids_of(names.events) == kept_events; }));
+  CAF_CHECK_EQUAL(ids_of(names.deliveries), keep);
+  CAF_CHECK_EQUAL(ids_of(names.events), kept_events);
+  auto log = read_file(dir + "one.log");
+  CAF_CHECK(mentions(log, "event=retention_leader"));
+  CAF_CHECK(mentions(log, "event=retention_batch deliveries=5 events=4 completed=2 "
+                          "superseded=1 failed=1 expired=1 quarantinedEvents=1"));
+  // The counts in the node's metrics.
+  CAF_CHECK(wait_until([&] {
+    auto [status, text] = http_get(http, "/metrics");
+    return status == 200
+           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_deliveries\"} 5")
+           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_events\"} 5")
+           && mentions(text, "outbox_actor_rows_total{role=\"retention\",queue=\"\"} 10");
+  }, std::chrono::seconds{10}));
+  node->signal(SIGTERM);
+  CAF_CHECK_EQUAL(node->wait(), 0);
+}
+
+CAF_TEST(one node leads retention at a time and a killed leader hands over) {
+  std::map<std::string, uint16_t> http{{"a", free_port()}, {"b", free_port()}};
+  std::map<std::string, std::unique_ptr<child_process>> nodes;
+  for (auto& [name, port] : http)
+    nodes[name] = sweeper_node(name, {"--http", "127.0.0.1:" + std::to_string(port)});
+  auto leads = [&](const std::string& name) {
+    return mentions(log_of(name), "event=retention_leader");
+  };
+  // While both run, through ten passes of each, one session holds the lock
+  // and only one node ever said it leads.
+  int64_t most_holders = 0;
+  CAF_CHECK(wait_until([&] {
+    most_holders = std::max(most_holders, lock_holders());
+    return retention_passes(http["a"]) >= 10 && retention_passes(http["b"]) >= 10;
+  }, std::chrono::seconds{60}));
+  CAF_CHECK_EQUAL(most_holders, 1);
+  CAF_CHECK_EQUAL(lock_holders(), 1);
+  CAF_REQUIRE_NOT_EQUAL(leads("a"), leads("b"));
+  std::string leader = leads("a") ? "a" : "b", standby = leads("a") ? "b" : "a";
+  add_old_completed(20);
+  CAF_CHECK(wait_until([&] { return ids_of(names.deliveries).empty(); }));
+  CAF_CHECK(mentions(log_of(leader), "event=retention_batch deliveries=20"));
+  CAF_CHECK(!mentions(log_of(standby), "event=retention_batch"));
+  // Another outbox in the same database has a lock of its own.
+  {
+    auto other = connect_db();
+    retention_repository elsewhere{names.with_prefix("other_")};
+    auto took = elsewhere.try_lead(other);
+    CAF_REQUIRE(took);
+    CAF_CHECK(*took);
+  }
+  // kill -9: no goodbye; PostgreSQL ends the session when its socket
+  // closes, and the standby's next try takes the lock.
+  auto killed_at = std::chrono::steady_clock::now();
+  nodes[leader]->signal(SIGKILL);
+  nodes[leader]->wait();
+  CAF_CHECK(wait_until([&] { return leads(standby); }, std::chrono::seconds{15}));
+  auto handover = std::chrono::duration<double>(std::chrono::steady_clock::now()
+                                                - killed_at).count();
+  CAF_MESSAGE("the lead changed hands " << handover << " s after the SIGKILL");
+  CAF_CHECK_LESS(handover, 10.0);
+  CAF_CHECK_EQUAL(lock_holders(), 1);
+  add_old_completed(5);
+  CAF_CHECK(wait_until([&] { return ids_of(names.deliveries).empty(); }));
+  CAF_CHECK(mentions(log_of(standby), "event=retention_batch deliveries=5"));
+  nodes[standby]->signal(SIGTERM);
+  CAF_CHECK_EQUAL(nodes[standby]->wait(), 0);
+  CAF_CHECK(wait_until([&] { return lock_holders() == 0; }, std::chrono::seconds{10}));
+}
+
+CAF_TEST(retention false keeps every delivery and runs no retention actor) {
+  write_config_file(config_path, R"({"e": [{"job": "J", "queue": "q"}]})", 100,
+                    R"("retentionHours": false, )");
+  add_old_completed(3);
+  auto http = free_port();
+  auto node = sweeper_node("off", {"--http", "127.0.0.1:" + std::to_string(http)});
+  // Five sweeper passes later nothing was deleted and nobody took the lock.
+  CAF_CHECK(wait_until([&] { return passes_of(http, "sweeper") >= 5; }));
+  CAF_CHECK_EQUAL(ids_of(names.deliveries).size(), 3u);
+  CAF_CHECK_EQUAL(lock_holders(), 0);
+  CAF_CHECK_EQUAL(passes_of(http, "retention"), -1); // no such actor
+  CAF_CHECK(!mentions(log_of("off"), "event=retention"));
+  node->signal(SIGTERM);
+  CAF_CHECK_EQUAL(node->wait(), 0);
+}
+
+CAF_TEST(the migration gives both tables autovacuum settings of a queue) {
+  auto options = [&](const std::string& table) {
+    return must_exec(db, "SELECT array_to_string(reloptions, ',') FROM pg_class"
+                         " WHERE oid = $1::regclass", {table}).text(0, 0);
+  };
+  auto deliveries = options(names.deliveries), events = options(names.events);
+  CAF_MESSAGE(names.deliveries << ": " << deliveries);
+  CAF_MESSAGE(names.events << ": " << events);
+  for (auto* table : {&deliveries, &events}) {
+    CAF_CHECK(mentions(*table, "autovacuum_vacuum_scale_factor=0.02"));
+    CAF_CHECK(mentions(*table, "autovacuum_vacuum_threshold=1000"));
+    CAF_CHECK(mentions(*table, "autovacuum_vacuum_insert_scale_factor=0.02"));
+    CAF_CHECK(mentions(*table, "autovacuum_vacuum_insert_threshold=1000"));
+  }
+  CAF_CHECK(mentions(deliveries, "fillfactor=90"));
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

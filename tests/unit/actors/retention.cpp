@@ -1,0 +1,128 @@
+#define CAF_SUITE actors.retention
+#define FAIL(msg) CAF_FAIL(msg)
+#include "tests/unit/actors/actor_fixture.hpp"
+
+#include <deque>
+
+#include "actors/retention.hpp"
+#include "core/base/errors.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+// Leads when told to, and deletes what the test queued, per status.
+struct fake_retention_store : retention_store {
+  bool leads = true;
+  bool reachable = true;
+  std::map<delivery_status, std::deque<deleted_rows>> finished;
+  std::deque<int64_t> quarantined;
+  std::vector<std::string> asked; ///< "status hours" of each delete
+  double quarantined_hours = -1;
+
+  caf::expected<bool> lead() override {
+    if (!reachable)
+      return make_error(errc::database_unavailable, "cannot connect");
+    return leads;
+  }
+
+  caf::expected<deleted_rows> delete_finished(delivery_status status,
+                                              double hours, int32_t) override {
+    asked.push_back(std::string{to_string(status)} + " "
+                    + std::to_string(static_cast<int>(hours)));
+    auto& q = finished[status];
+    if (q.empty())
+      return deleted_rows{};
+    auto r = q.front();
+    q.pop_front();
+    return r;
+  }
+
+  caf::expected<int64_t> delete_quarantined_events(double hours, int32_t) override {
+    quarantined_hours = hours;
+    if (quarantined.empty())
+      return int64_t{0};
+    auto n = quarantined.front();
+    quarantined.pop_front();
+    return n;
+  }
+};
+
+struct fixture : actor_fixture {
+  std::shared_ptr<fake_retention_store> store
+    = std::make_shared<fake_retention_store>();
+  retention_policy policy; // the defaults: 6, 6, 168, 168 hours
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(retention_tests, fixture)
+
+CAF_TEST(the leader deletes each final status by its window and counts it) {
+  policy.failed_hours = 0; // kept forever: never asked for
+  store->finished[delivery_status::completed].push_back({5, 3});
+  store->finished[delivery_status::expired].push_back({2, 2});
+  store->quarantined.push_back(1);
+  auto r = sys.spawn(retention, store, policy, manual_passes(), node_agent_actor{});
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 13);
+  CAF_CHECK_EQUAL(store->asked, (std::vector<std::string>{
+                                  "completed 6", "superseded 6", "expired 168"}));
+  CAF_CHECK_EQUAL(store->quarantined_hours, 168.0);
+  auto& m = pass_state_of(r).metrics;
+  CAF_CHECK_EQUAL(m.name, "retention");
+  CAF_CHECK_EQUAL(m.counters["deleted_deliveries"], 7);
+  CAF_CHECK_EQUAL(m.counters["deleted_events"], 6);
+  CAF_CHECK_EQUAL(m.counters["deleted_completed"], 5);
+  CAF_CHECK_EQUAL(m.counters["deleted_expired"], 2);
+  CAF_CHECK_EQUAL(m.counters["took_lead"], 1);
+}
+
+CAF_TEST(a node without the lock deletes nothing and tries again) {
+  store->leads = false;
+  store->finished[delivery_status::completed].push_back({5, 5});
+  auto r = sys.spawn(retention, store, policy, manual_passes(), node_agent_actor{});
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_CHECK(store->asked.empty());
+  store->leads = true; // the leader's session ended
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 10);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.counters["took_lead"], 1);
+}
+
+CAF_TEST(a full batch goes again at once until the backlog is gone) {
+  store->finished[delivery_status::superseded].push_back({retention_batch_rows, 0});
+  store->finished[delivery_status::superseded].push_back({retention_batch_rows, 0});
+  store->finished[delivery_status::superseded].push_back({1, 0});
+  auto r = sys.spawn(retention, store, policy, manual_passes(), node_agent_actor{});
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value),
+                  2 * retention_batch_rows + 1);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.passes, 3);
+}
+
+CAF_TEST(a lost database fails the pass and the lead is taken again after) {
+  store->reachable = false;
+  auto r = sys.spawn(retention, store, policy, manual_passes(), node_agent_actor{});
+  self->send(r, wake_atom::value);
+  sched.run();
+  auto& m = pass_state_of(r).metrics;
+  CAF_CHECK_EQUAL(m.errors, 1);
+  CAF_CHECK(!m.connected);
+  CAF_CHECK_EQUAL(m.counters["took_lead"], 0);
+  store->reachable = true;
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_CHECK(pass_state_of(r).metrics.connected);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.counters["took_lead"], 1);
+}
+
+CAF_TEST(a standby tries the lock at least every two seconds) {
+  pass_settings slow; // --sleep 60
+  slow.idle = std::chrono::seconds{60};
+  store->leads = false;
+  auto r = sys.spawn(retention, store, policy, slow, node_agent_actor{});
+  sched.run();
+  CAF_CHECK_EQUAL(pass_state_of(r).settings.idle.count(),
+                  retention_max_period.count());
+  stop(r);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
