@@ -136,8 +136,11 @@ pass_outcome run_pass(Self* self) {
     auto delay = next_delay(out, st.settings, st.failures);
     st.lingering = lingers(out, st.settings);
     st.backing_off = static_cast<bool>(out.error);
+    // A linger gathers a bigger batch; a poll (ordered events waiting for
+    // older transactions) waits at least as long when it lingers anyway.
     if (st.lingering)
-      delay = std::min(delay, st.settings.linger);
+      delay = out.poll ? std::max(delay, st.settings.linger)
+                       : std::min(delay, st.settings.linger);
     st.lingering = st.lingering || (out.hold && !out.error);
     if (st.after_pass)
       st.after_pass(!out.error && (out.more || out.again || st.lingering));

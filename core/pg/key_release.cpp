@@ -1,5 +1,7 @@
 #include "core/pg/key_release.hpp"
 
+#include "core/pg/delivery_sql.hpp"
+#include "core/pg/key_hold_sql.hpp"
 #include "core/pg/pg_connection.hpp"
 
 namespace outbox {
@@ -21,11 +23,7 @@ SELECT w.id FROM (
   WHERE NOT EXISTS (
     SELECT 1 FROM {{deliveries}} h
     WHERE h.coalesce_key = w.coalesce_key AND h.job = w.job
-      AND h.queue = w.queue AND h.ordered
-      AND (h.status = 'dispatched'
-           OR (h.status = 'pending' AND h.available_at IS NOT NULL)
-           OR (h.block_on_failure AND h.status IN ('failed', 'expired')
-               AND h.skipped_at IS NULL)))
+      AND h.queue = w.queue AND {{holds_key}})
 LIMIT $1
 )sql";
 
@@ -34,6 +32,8 @@ LIMIT $1
 key_release::key_release(const schema_names& names)
   : release_sql_(fill_names(release_sql, names)),
     stuck_sql_(fill_names(stuck_sql, names)) {
+  // Bare column names: only h has them in that sub-select.
+  fill_slot(stuck_sql_, "{{holds_key}}", holds_key_sql);
 }
 
 caf::expected<int64_t>

@@ -299,10 +299,11 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
   // Ordered events this transaction only took a sample for: the next one,
   // a moment later, usually finds the older transactions ended and routes
   // them in this pass (routing_horizon.hpp).
-  if (routed->held_back && horizon_.progressed()
-      && routed->events_routed < batch_size) {
+  // Under load (it routed some) the next wake-up comes soon anyway, and a
+  // bigger batch then costs less per event than a second transaction now.
+  if (routed->held_back && horizon_.progressed() && routed->events_routed == 0) {
     auto more = route_claimed(conn, "route_batch", route_sql_,
-                              std::to_string(batch_size - routed->events_routed));
+                              std::to_string(batch_size));
     // The first transaction committed: its work is reported either way. A
     // failure here comes back in the next pass, which handles it.
     if (more)
