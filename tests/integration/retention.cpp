@@ -121,9 +121,13 @@ struct retention_fixture : cluster_fixture {
   }
 
   /// Old completed deliveries (and their events) for a leader to delete.
+  /// In one transaction, so that a retention pass finds all or none of
+  /// them (its log line then names the whole batch).
   void add_old_completed(int n) {
+    CAF_REQUIRE(!db.exec_script("begin", "BEGIN"));
     for (int i = 0; i < n; ++i)
       delivery(event(1.5), "completed", 1.5);
+    CAF_REQUIRE(!db.exec_script("commit", "COMMIT"));
   }
 };
 
