@@ -9,6 +9,7 @@
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/domain/ready_notice.hpp"
+#include "core/pg/delivery_sql.hpp"
 #include "core/pg/pg_columns.hpp"
 #include "core/pg/pg_connection.hpp"
 
@@ -72,7 +73,7 @@ constexpr const char* batch_claim = R"sql(
   SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
   FROM {{events}} e
   WHERE e.routed_at IS NULL AND e.event_type = ANY($3::text[])
-    AND (e.key IS NULL OR e.id <= $5::bigint OR NOT e.event_type = ANY($4::text[]))
+    AND {{not_held}}
   ORDER BY e.id
   LIMIT $2
   FOR UPDATE OF e SKIP LOCKED
@@ -85,7 +86,7 @@ constexpr const char* one_claim = R"sql(
   FROM {{events}} e
   WHERE e.id = $2::bigint AND e.routed_at IS NULL
     AND e.event_type = ANY($3::text[])
-    AND (e.key IS NULL OR e.id <= $5::bigint OR NOT e.event_type = ANY($4::text[]))
+    AND {{not_held}}
   FOR UPDATE OF e SKIP LOCKED
 )sql";
 
@@ -95,7 +96,7 @@ constexpr const char* one_claim = R"sql(
 constexpr const char* candidates_sql = R"sql(
 SELECT e.id FROM {{events}} e
 WHERE e.routed_at IS NULL AND e.event_type = ANY($2::text[])
-  AND (e.key IS NULL OR e.id <= $4::bigint OR NOT e.event_type = ANY($3::text[]))
+  AND {{not_held}}
 ORDER BY e.id
 LIMIT $1
 )sql";
@@ -115,11 +116,23 @@ constexpr const char* notify_sql = R"sql(
 SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p
 )sql";
 
+// The filter {{not_held}}: the event is not one an ordered route must
+// hold back (routing_horizon.hpp): no key, not a type of an ordered route
+// (the text[] `types`), or at most the safe id `safe` (-1: another router
+// routes them now).
+std::string with_held_filter(std::string sql, const char* types,
+                             const char* safe) {
+  fill_slot(sql, "{{not_held}}",
+            std::string{"(e.key IS NULL OR e.id <= "} + safe
+              + "::bigint OR NOT e.event_type = ANY(" + types + "::text[]))");
+  return sql;
+}
+
 std::string with_claim(const char* claim, const schema_names& names) {
   auto sql = with_routes(route_sql);
   const std::string slot = "{{claim}}";
   sql.replace(sql.find(slot), slot.size(), claim);
-  return fill_names(std::move(sql), names);
+  return fill_names(with_held_filter(std::move(sql), "$4", "$5"), names);
 }
 
 // For each (key, job, queue) that just received a delivery: the newest
@@ -281,7 +294,7 @@ routing_repository::routing_repository(const schema_names& names,
     release_(names),
     route_sql_(with_claim(batch_claim, names)),
     route_one_sql_(with_claim(one_claim, names)),
-    candidates_sql_(fill_names(candidates_sql, names)),
+    candidates_sql_(fill_names(with_held_filter(candidates_sql, "$3", "$4"), names)),
     quarantine_sql_(fill_names(quarantine_sql, names)),
     coalesce_sql_(fill_names(coalesce_sql, names)) {
 }
