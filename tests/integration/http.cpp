@@ -137,15 +137,16 @@ CAF_TEST(readyz names an unreachable broker while healthz stays up) {
                "amqp://guest:guest@127.0.0.1:" + std::to_string(free_port()) + "/");
   std::ofstream{dir + "dead-broker.json"} << text;
   auto n = node(dir + "dead-broker.json");
+  // The dispatcher and the result handler find the broker gone each on its
+  // own connection attempt, so wait for the dispatcher's problem by name.
   std::string body;
+  auto dispatcher_problem = "\"dispatcher " + q + ": broker_unavailable";
   CAF_CHECK(wait_until([&] {
     auto r = get("/readyz");
     body = r.second;
-    return r.first == 503 && body.find("broker") != std::string::npos;
+    return r.first == 503 && body.find(dispatcher_problem) != std::string::npos;
   }));
   CAF_MESSAGE("readyz: " << body);
-  CAF_CHECK_NOT_EQUAL(body.find("\"dispatcher " + q + ": broker_unavailable"),
-                      std::string::npos);
   CAF_CHECK_EQUAL(get("/healthz").first, 200);
   n->signal(SIGTERM);
   CAF_CHECK_EQUAL(n->wait(), 0);
