@@ -46,6 +46,14 @@ FROM pg_stat_user_tables e, pg_stat_user_tables d
 WHERE e.relid = '{{events}}'::regclass AND d.relid = '{{deliveries}}'::regclass
 )sql";
 
+constexpr const char* writes_sql = R"sql(
+SELECT pg_current_wal_lsn() - '0/0'::pg_lsn,
+       e.n_tup_ins, e.n_tup_upd, e.n_tup_hot_upd, e.n_tup_del,
+       d.n_tup_ins, d.n_tup_upd, d.n_tup_hot_upd, d.n_tup_del
+FROM pg_stat_user_tables e, pg_stat_user_tables d
+WHERE e.relid = '{{events}}'::regclass AND d.relid = '{{deliveries}}'::regclass
+)sql";
+
 double seconds(const pg_rows& rows, int r, int c) {
   return rows.is_null(r, c) ? 0 : std::stod(rows.text(r, c));
 }
@@ -57,7 +65,8 @@ progress_repository::progress_repository(schema_names names)
     count_sql_(fill_names(count_sql, names)),
     last_id_sql_(fill_names(last_id_sql, names)),
     events_sql_(fill_names(events_sql, names)),
-    sample_sql_(fill_names(sample_sql, names)) {
+    sample_sql_(fill_names(sample_sql, names)),
+    writes_sql_(fill_names(writes_sql, names)) {
 }
 
 caf::expected<bool> progress_repository::anything_open(pg_connection& conn) {
@@ -110,6 +119,29 @@ progress_repository::sample_tables(pg_connection& conn, double from, double to) 
                        rows->int64(0, c + 2), rows->int64(0, c + 3)};
   };
   return tables_sample{table(0), table(4), rows->int64(0, 8)};
+}
+
+caf::expected<write_counters>
+progress_repository::sample_writes(pg_connection& conn) {
+  auto rows = conn.exec("progress_writes", writes_sql_);
+  if (!rows)
+    return rows.error();
+  auto table = [&](int c) {
+    return table_writes{rows->int64(0, c), rows->int64(0, c + 1),
+                        rows->int64(0, c + 2), rows->int64(0, c + 3)};
+  };
+  return write_counters{rows->int64(0, 0), table(1), table(5)};
+}
+
+write_counters writes_between(const write_counters& earlier,
+                              const write_counters& later) {
+  auto table = [](const table_writes& a, const table_writes& b) {
+    return table_writes{b.inserted - a.inserted, b.updated - a.updated,
+                        b.hot_updated - a.hot_updated, b.deleted - a.deleted};
+  };
+  return write_counters{later.wal_bytes - earlier.wal_bytes,
+                        table(earlier.events, later.events),
+                        table(earlier.deliveries, later.deliveries)};
 }
 
 } // namespace outbox

@@ -41,6 +41,23 @@ struct tables_sample {
   int64_t completed = 0;
 };
 
+/// The row writes of one outbox table so far (pg_stat_user_tables): HOT
+/// updates are the ones that wrote no index entry.
+struct table_writes {
+  int64_t inserted = 0, updated = 0, hot_updated = 0, deleted = 0;
+};
+
+/// What the database has written so far: the WAL position in bytes, and
+/// both tables' row writes.
+struct write_counters {
+  int64_t wal_bytes = 0;
+  table_writes events, deliveries;
+};
+
+/// later - earlier.
+write_counters writes_between(const write_counters& earlier,
+                              const write_counters& later);
+
 class progress_repository {
 public:
   explicit progress_repository(schema_names names);
@@ -67,8 +84,13 @@ public:
   caf::expected<tables_sample> sample_tables(pg_connection& conn, double from,
                                              double to);
 
+  /// The WAL position and both tables' row writes. The row writes lag
+  /// the tables by up to a second, as sample_tables' tuple counts.
+  caf::expected<write_counters> sample_writes(pg_connection& conn);
+
 private:
-  std::string open_sql_, count_sql_, last_id_sql_, events_sql_, sample_sql_;
+  std::string open_sql_, count_sql_, last_id_sql_, events_sql_, sample_sql_,
+    writes_sql_;
 };
 
 } // namespace outbox

@@ -137,6 +137,20 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
     CAF_CHECK_GREATER(total, 0.0);
   }
   CAF_CHECK_GREATER(doc["cpuSecondsPer1000EventsPipeline"]["machine"].GetDouble(), 0.0);
+  // The database's writes: A only inserts events; the pipeline routes each
+  // into one delivery (one route), marks it routed and updates the
+  // delivery at its claim and its completion.
+  auto& a_writes = doc["databaseWritesPerEventA"];
+  auto& writes = doc["databaseWritesPerEventPipeline"];
+  CAF_CHECK_EQUAL(a_writes["eventsInserted"].GetDouble(), 1.0);
+  CAF_CHECK_EQUAL(a_writes["deliveriesInserted"].GetDouble(), 0.0);
+  CAF_CHECK_EQUAL(writes["eventsInserted"].GetDouble(), 1.0);
+  CAF_CHECK_EQUAL(writes["eventsUpdated"].GetDouble(), 1.0);
+  CAF_CHECK_EQUAL(writes["deliveriesInserted"].GetDouble(), 1.0);
+  CAF_CHECK_EQUAL(writes["deliveriesUpdated"].GetDouble(), 2.0);
+  CAF_CHECK_GREATER(writes["walBytes"].GetDouble(), a_writes["walBytes"].GetDouble());
+  CAF_CHECK_NOT_EQUAL(output.find("machine CPU per event: pipeline / A"),
+                      std::string::npos);
   // Nothing scraped without --scrape-interval-ms.
   CAF_CHECK_EQUAL(doc["knobs"]["scrapeIntervalMs"].GetInt64(), 0);
   CAF_CHECK_EQUAL(doc["scraping"]["scrapes"].GetInt64(), 0);
@@ -176,13 +190,14 @@ CAF_TEST(a small run scrapes every node of the relay) {
   CAF_CHECK_NOT_EQUAL(output.find("/metrics scrapes"), std::string::npos);
 }
 
-// --soak: after A alone (--soak-only), three intervals of a few seconds at
-// half of A, with a retention window of 12 s (two intervals): the series
-// in the JSON, its table and verdict in the text, and its chart.
+// --soak: after A alone (--soak-only), five intervals of 5 s at half of A,
+// with a retention window of 12 s: the series in the JSON, its table and
+// verdict in the text (against the fourth interval, the first to begin
+// after the window has filled), and its chart.
 CAF_TEST(a short soak reports its series and writes its chart) {
   auto chart = "/tmp/" + unique_prefix() + "soak.svg";
   std::string output;
-  auto doc = successful_run("--events 300 --soak-only --soak 0.25 --soak-interval-s 5"
+  auto doc = successful_run("--events 300 --soak-only --soak 0.34 --soak-interval-s 5"
                             " --soak-retention-minutes 0.2 --soak-chart " + chart,
                             output);
   auto& soak = doc["soak"];
@@ -191,7 +206,7 @@ CAF_TEST(a short soak reports its series and writes its chart) {
   CAF_CHECK_GREATER(soak["rateEventsPerS"].GetDouble(), 0.0);
   auto& series = soak["series"];
   CAF_REQUIRE(series.IsArray());
-  CAF_REQUIRE_EQUAL(series.Size(), 3u);
+  CAF_REQUIRE_EQUAL(series.Size(), 5u);
   int64_t completed = 0, committed = 0;
   double end = 0;
   for (auto& x : series.GetArray()) {
@@ -204,13 +219,16 @@ CAF_TEST(a short soak reports its series and writes its chart) {
     CAF_CHECK_GREATER(x["deliveries"]["bytes"].GetInt64(), 0);
     CAF_CHECK_GREATER(x["events"]["bytes"].GetInt64(), 0);
   }
-  // Without retention the rows stay: the last sample has them all.
+  // Retention keeps the last 12 s: the last sample still has rows.
   CAF_CHECK_GREATER(completed, 0);
   CAF_CHECK_GREATER(committed, 0);
-  CAF_CHECK_GREATER(series[2]["deliveries"]["rows"].GetInt64(), 0);
+  CAF_CHECK_GREATER(series[4]["deliveries"]["rows"].GetInt64(), 0);
   for (auto key : {"throughput", "p99", "tableSize", "deadTuples"})
     CAF_CHECK(soak["verdict"][key].IsBool());
-  CAF_CHECK_NOT_EQUAL(output.find("soak verdict"), std::string::npos);
+  CAF_CHECK_EQUAL(soak["verdict"]["referenceInterval"].GetInt64(), 3);
+  CAF_CHECK_NOT_EQUAL(output.find("soak verdict (last interval vs interval 4, the"
+                                  " first after the retention window filled"),
+                      std::string::npos);
   // Only A and the soak ran.
   CAF_CHECK_EQUAL(doc["baselineBMessagesPerS"].GetDouble(), 0.0);
   auto svg = read_file(chart);
@@ -240,8 +258,11 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
              "--rate-fraction = 0: must be above 0 and at most 1");
   check_ends(bench("--router-linger-ms 5000"), 2, "routerLingerMs = 5000");
   check_ends(bench("--no-such-knob 1"), 2, "--no-such-knob: no such option");
-  check_ends(bench("--soak 0.1 --soak-interval-s 5"), 2,
-             "--soak = 0.1: must be 0 or last at least 3 intervals");
+  check_ends(bench("--soak 0.1 --soak-interval-s 5 --soak-retention-minutes 0"),
+             2, "--soak = 0.1: must be 0 or last at least 3 intervals");
+  // With a retention window: the window's intervals and two more.
+  check_ends(bench("--soak 0.3 --soak-interval-s 5 --soak-retention-minutes 0.2"),
+             2, "--soak = 0.3: must be 0 or last at least 5 intervals");
   check_ends(bench("--soak-only"), 2, "--soak-only: needs --soak MINUTES");
   check_ends(bench("--soak 3 --soak-retention-minutes 1"), 2,
              "--soak-retention-minutes = 1: must be 0 or at least two intervals");

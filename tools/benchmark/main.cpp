@@ -136,16 +136,20 @@ std::string text_of(double x) {
   return out.str();
 }
 
-// The soak's knobs: at least three intervals (its verdict compares the
-// last with the second), and a retention window that keeps an interval's
+// The soak's knobs: enough intervals for its verdict (the last against the
+// second, or the first after the retention window has filled), and a retention window that keeps an interval's
 // completed rows until its sample counts them.
 std::string soak_knob_problem(const bench_config& o) {
   if (o.soak_interval_s < 1)
     return "--soak-interval-s = " + std::to_string(o.soak_interval_s)
            + ": must be at least 1";
-  if (o.soak < 0 || (o.soak > 0 && soak_intervals(o.soak, o.soak_interval_s) < 3))
-    return "--soak = " + text_of(o.soak)
-           + ": must be 0 or last at least 3 intervals of --soak-interval-s";
+  // The verdict's reference and an interval after it.
+  auto needed = std::max<int64_t>(
+    3, reference_interval(o.soak_retention_minutes, o.soak_interval_s) + 2);
+  if (o.soak < 0 || (o.soak > 0 && soak_intervals(o.soak, o.soak_interval_s) < needed))
+    return "--soak = " + text_of(o.soak) + ": must be 0 or last at least "
+           + std::to_string(needed)
+           + " intervals of --soak-interval-s (the retention window and two more)";
   if (o.soak_only && o.soak <= 0)
     return "--soak-only: needs --soak MINUTES";
   if (o.soak_retention_minutes < 0
@@ -489,11 +493,19 @@ report knobs_of(const bench_config& o) {
 void producers_only(run_context& c) {
   auto& [o, s, db, watch, rep] = c;
   std::cerr << "A: producers only\n";
+  auto writes_start = must(s.progress.sample_writes(db), "reading the writes");
   auto cpu_start = sample_cpu();
   auto a = produce(o.database_url, s.names, "bench.unrouted", s.payload,
                    static_cast<int>(o.producers), o.events, 0);
   rep.baseline_a = a.commits.size() / a.seconds;
   rep.a_cpu_per_1000 = per_1000(cpu_between(cpu_start, sample_cpu()), o.events);
+  auto inserted = [&](const write_counters& w) {
+    return w.events.inserted - writes_start.events.inserted >= o.events;
+  };
+  rep.a_writes = per_event(
+    writes_between(writes_start, must(settled_writes(db, s.progress, inserted),
+                                      "reading the writes")),
+    o.events);
   // Left unrouted, they would keep every later phase open.
   if (auto err = s.bulk.delete_unrouted(db, "bench.unrouted"))
     die("cleaning up A: " + render(err));
@@ -554,6 +566,7 @@ void pipeline_rates(run_context& c) {
 void pipeline(run_context& c, relay& r) {
   auto& [o, s, db, watch, rep] = c;
   std::cerr << "pipeline: " << o.events << " events\n";
+  auto writes_start = must(s.progress.sample_writes(db), "reading the writes");
   auto cpu_start = sample_cpu();
   auto wall_start = std::chrono::steady_clock::now();
   auto p = produce(o.database_url, s.names, "bench.event", s.payload,
@@ -565,6 +578,17 @@ void pipeline(run_context& c, relay& r) {
   rep.pipeline_busy = used["machine"]
                       / (seconds_since(wall_start)
                          * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
+  // Each delivery completes at its first attempt: its claim and its
+  // completion update it; routing updates each event.
+  auto deliveries = o.events * o.routes;
+  auto counted = [&](const write_counters& w) {
+    auto d = writes_between(writes_start, w);
+    return d.events.updated >= o.events && d.deliveries.updated >= 2 * deliveries;
+  };
+  rep.pipeline_writes = per_event(
+    writes_between(writes_start, must(settled_writes(db, s.progress, counted),
+                                      "reading the writes")),
+    o.events);
   pipeline_rates(c);
 }
 
@@ -759,7 +783,8 @@ void soak(run_context& c) {
   }
   soak_results res{o.soak, rate, o.soak_interval_s, o.soak_retention_minutes,
                    std::move(series), {}};
-  res.verdict = judge(res.series);
+  res.verdict = judge(res.series, reference_interval(o.soak_retention_minutes,
+                                                     o.soak_interval_s));
   if (!write_soak_chart(res, o.soak_chart))
     die("the soak's chart could not be written to " + o.soak_chart);
   std::cerr << "soak: chart written to " << o.soak_chart << "\n";

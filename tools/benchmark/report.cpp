@@ -83,6 +83,7 @@ struct results_json {
   double drain_rss = 0;
   std::map<std::string, double> cpu_a, cpu_pipeline;
   double busy = 0;
+  write_figures writes_a, writes_pipeline;
   scrape_results scraping;
   omittable<soak_results> soak; ///< left out without --soak
 };
@@ -114,6 +115,8 @@ bool inspect(Inspector& f, results_json& x) {
            field("cpuSecondsPer1000EventsA", x.cpu_a),
            field("cpuSecondsPer1000EventsPipeline", x.cpu_pipeline),
            field("pipelineMachineBusy", x.busy),
+           field("databaseWritesPerEventA", x.writes_a),
+           field("databaseWritesPerEventPipeline", x.writes_pipeline),
            field("scraping", x.scraping), field("soak", x.soak));
 }
 
@@ -132,7 +135,8 @@ results_json results_json_of(const report& r) {
           r.cpu_per_1000, r.drain.first(), r.drain.last(), r.drain.overall,
           r.drain.tenths, r.warm_drain.first(), r.warm_drain.last(),
           r.warm_drain.tenths, r.backlog_rss_mib, r.a_cpu_per_1000,
-          r.pipeline_cpu_per_1000, r.pipeline_busy, r.scraping, {}};
+          r.pipeline_cpu_per_1000, r.pipeline_busy, r.a_writes,
+          r.pipeline_writes, r.scraping, {}};
   if (r.soak)
     out.soak = omittable<soak_results>{*r.soak};
   return out;
@@ -196,6 +200,26 @@ void cpu_rows(table_rows& row, const report& r) {
   for (const char* g : {"postgres", "rabbitmq", "outboxd", "bench", "other"})
     row(std::string{"  of which "} + g, fmt("%.3f", get(r.pipeline_cpu_per_1000, g)));
   row("machine CPU busy in the pipeline", fmt("%.0f%%", r.pipeline_busy * 100));
+  auto a = get(r.a_cpu_per_1000, "machine");
+  auto ratio = a > 0 ? get(r.pipeline_cpu_per_1000, "machine") / a : 0;
+  row("machine CPU per event: pipeline / A", ratio_text(ratio),
+      "<= 1.50 " + verdict(ratio <= 1.5));
+}
+
+void write_rows(table_rows& row, const report& r) {
+  auto& a = r.a_writes;
+  auto& p = r.pipeline_writes;
+  if (p.wal_bytes <= 0)
+    return;
+  row("WAL bytes per event: A / pipeline",
+      fmt("%.0f", a.wal_bytes) + " / " + fmt("%.0f", p.wal_bytes));
+  row("pipeline row writes per event: events",
+      fmt("%.2f", p.events_inserted) + " ins, " + fmt("%.2f", p.events_updated)
+        + " upd (" + fmt("%.2f", p.events_hot) + " HOT)");
+  row("pipeline row writes per event: deliveries",
+      fmt("%.2f", p.deliveries_inserted) + " ins, "
+        + fmt("%.2f", p.deliveries_updated) + " upd ("
+        + fmt("%.2f", p.deliveries_hot) + " HOT)");
 }
 
 void drain_rows(table_rows& row, const report& r) {
@@ -220,6 +244,7 @@ void phase_rows(table_rows& row, const report& r) {
   throughput_rows(row, r);
   latency_rows(row, r);
   cpu_rows(row, r);
+  write_rows(row, r);
   row("outboxd peak RSS (MiB)", fmt("%.1f", r.peak_rss_mib),
       "<= 64 " + verdict(r.peak_rss_mib <= 64));
   row("outboxd CPU s per 1,000 deliveries", fmt("%.3f", r.cpu_per_1000));

@@ -12,6 +12,7 @@
 #include <caf/expected.hpp>
 
 #include "core/json/field.hpp"
+#include "tools/benchmark/db_writes.hpp"
 #include "tools/benchmark/soak.hpp"
 
 namespace outbox::bench {
@@ -90,6 +91,8 @@ struct report {
   /// (tools/benchmark/machine_cpu.hpp), in A and in the pipeline.
   std::map<std::string, double> a_cpu_per_1000, pipeline_cpu_per_1000;
   double pipeline_busy = 0; ///< share of all cores busy in the pipeline
+  /// The database's writes per event in A and in the pipeline.
+  write_figures a_writes, pipeline_writes;
   scrape_results scraping;
   /// The soak's series and verdict (--soak; none without).
   std::optional<soak_results> soak;

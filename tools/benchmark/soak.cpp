@@ -17,9 +17,9 @@ std::string fmt(const char* f, double x) {
   return buf;
 }
 
-// At most 20% above `second`, or within `floor` of it.
-bool grew_little(double second, double last, double floor) {
-  return last <= std::max(second * 1.2, second + floor);
+// At most 20% above `ref`, or within `floor` of it.
+bool grew_little(double ref, double last, double floor) {
+  return last <= std::max(ref * 1.2, ref + floor);
 }
 
 std::string mark(bool ok) {
@@ -59,17 +59,25 @@ void fill_latencies(std::vector<soak_sample>& series,
   }
 }
 
-soak_verdict judge(const std::vector<soak_sample>& series) {
-  if (series.size() < 2)
-    return {};
-  auto& second = series[1];
-  auto& last = series.back();
+int64_t reference_interval(double retention_minutes, int64_t interval_s) {
+  if (retention_minutes <= 0 || interval_s <= 0)
+    return 1;
+  return std::max<int64_t>(
+    1, static_cast<int64_t>(std::ceil(retention_minutes * 60 / interval_s - 1e-9)));
+}
+
+soak_verdict judge(const std::vector<soak_sample>& series, int64_t reference) {
   soak_verdict v;
-  v.throughput = second.per_minute > 0
-                 && std::abs(last.per_minute / second.per_minute - 1) <= 0.2;
-  v.p99 = grew_little(second.p99_ms, last.p99_ms, 1.0);
-  v.size = grew_little(second.mib(), last.mib(), 1.0);
-  v.dead = grew_little(static_cast<double>(second.dead()),
+  v.reference = reference;
+  if (reference < 0 || static_cast<size_t>(reference) + 1 >= series.size())
+    return v;
+  auto& ref = series[static_cast<size_t>(reference)];
+  auto& last = series.back();
+  v.throughput = ref.per_minute > 0
+                 && std::abs(last.per_minute / ref.per_minute - 1) <= 0.2;
+  v.p99 = grew_little(ref.p99_ms, last.p99_ms, 1.0);
+  v.size = grew_little(ref.mib(), last.mib(), 1.0);
+  v.dead = grew_little(static_cast<double>(ref.dead()),
                        static_cast<double>(last.dead()), 1000);
   return v;
 }
@@ -100,7 +108,9 @@ std::string soak_text(const soak_results& r) {
     out << line;
   }
   auto& v = r.verdict;
-  out << "soak verdict (last interval vs the second, within 20%): throughput "
+  out << "soak verdict (last interval vs interval " << v.reference + 1
+      << (v.reference == 1 ? ", the second" : ", the first after the retention window filled")
+      << ", within 20%): throughput "
       << mark(v.throughput) << ", p99 " << mark(v.p99) << ", table size "
       << mark(v.size) << ", dead tuples " << mark(v.dead) << " => "
       << (v.flat() ? "FLAT" : "NOT FLAT") << "\n";

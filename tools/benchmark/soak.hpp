@@ -55,18 +55,23 @@ bool inspect(Inspector& f, soak_sample& x) {
            field("events", x.events), field("deliveries", x.deliveries));
 }
 
-/// Last interval against the second (the first includes the start): each
-/// measure within 20%. Throughput both ways (the producers are paced: more
-/// would be a backlog caught up, less one growing); the others only
-/// upwards, past a small floor of noise each (1 ms, 1 MiB, 1,000 tuples).
+/// Last interval against a reference interval: each measure within 20%.
+/// Throughput both ways (the producers are paced: more would be a backlog
+/// caught up, less one growing); the others only upwards, past a small
+/// floor of noise each (1 ms, 1 MiB, 1,000 tuples).
 struct soak_verdict {
+  /// The reference, from 0: the second interval (the first includes the
+  /// start), or the first that begins once the retention window has
+  /// filled; before that the tables grow by design.
+  int64_t reference = 1;
   bool throughput = false, p99 = false, size = false, dead = false;
   bool flat() const { return throughput && p99 && size && dead; }
 };
 
 template <class Inspector>
 bool inspect(Inspector& f, soak_verdict& x) {
-  return f(field("throughput", x.throughput), field("p99", x.p99),
+  return f(field("referenceInterval", x.reference),
+           field("throughput", x.throughput), field("p99", x.p99),
            field("tableSize", x.size), field("deadTuples", x.dead));
 }
 
@@ -98,7 +103,11 @@ void fill_latencies(std::vector<soak_sample>& series,
                     const std::map<int64_t, double>& received, double start,
                     double interval_s);
 
-soak_verdict judge(const std::vector<soak_sample>& series);
+/// The reference interval of a soak whose retention window is
+/// `retention_minutes` (0: none).
+int64_t reference_interval(double retention_minutes, int64_t interval_s);
+
+soak_verdict judge(const std::vector<soak_sample>& series, int64_t reference);
 
 /// The series as a table, one row per interval, and the verdict line.
 std::string soak_text(const soak_results& r);

@@ -1,0 +1,46 @@
+// What a phase of the benchmark made PostgreSQL write, per event: WAL
+// bytes and the row writes of both outbox tables, HOT updates apart (an
+// update that wrote no index entry). The relay's database cost is mostly
+// these writes, so the benchmark counts them instead of inferring them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include <caf/expected.hpp>
+
+#include "core/json/field.hpp"
+#include "core/pg/progress_repository.hpp"
+
+namespace outbox::bench {
+
+struct write_figures {
+  double wal_bytes = 0;
+  double events_inserted = 0, events_updated = 0, events_hot = 0;
+  double deliveries_inserted = 0, deliveries_updated = 0, deliveries_hot = 0;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, write_figures& x) {
+  return f(field("walBytes", x.wal_bytes),
+           field("eventsInserted", x.events_inserted),
+           field("eventsUpdated", x.events_updated),
+           field("eventsHotUpdated", x.events_hot),
+           field("deliveriesInserted", x.deliveries_inserted),
+           field("deliveriesUpdated", x.deliveries_updated),
+           field("deliveriesHotUpdated", x.deliveries_hot));
+}
+
+/// `w` divided by `events`.
+write_figures per_event(const write_counters& w, int64_t events);
+
+/// The counters once the statistics have caught up with `caught_up`: each
+/// backend reports its row writes when it goes idle, at most once a second
+/// and later when the statistics are busy, so this reads every 200 ms until
+/// `caught_up` holds, for 15 s at most (then the last read). The WAL
+/// position is the first read's.
+caf::expected<write_counters>
+settled_writes(pg_connection& conn, progress_repository& progress,
+               const std::function<bool(const write_counters&)>& caught_up);
+
+} // namespace outbox::bench
