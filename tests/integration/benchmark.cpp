@@ -106,9 +106,15 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
   auto tables_before = bench_tables();
   auto logs_before = relay_logs();
   std::string output;
-  auto doc = successful_run("--events 300 --latency-events 40 --backlog 2000",
+  // A table setting to weigh, run after the migrations.
+  auto schema_sql = "/tmp/" + unique_prefix() + "schema.sql";
+  std::ofstream{schema_sql} << "ALTER TABLE {{deliveries}} SET (fillfactor = 95);\n";
+  auto doc = successful_run("--events 300 --latency-events 40 --backlog 2000"
+                            " --schema-sql " + schema_sql,
                             output);
+  std::remove(schema_sql.c_str());
   CAF_CHECK_EQUAL(doc["knobs"]["events"].GetInt64(), 300);
+  CAF_CHECK_EQUAL(doc["knobs"]["schemaSql"].GetString(), schema_sql);
   CAF_CHECK_EQUAL(doc["knobs"]["backlog"].GetInt64(), 2000);
   for (auto key : {"baselineAEventsPerS", "baselineBMessagesPerS", "routedPerS",
                    "dispatchedPerS", "completedPerS", "outboxdPeakRssMiB",
@@ -264,6 +270,8 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
   check_ends(bench("--soak 0.3 --soak-interval-s 5 --soak-retention-minutes 0.2"),
              2, "--soak = 0.3: must be 0 or last at least 5 intervals");
   check_ends(bench("--soak-only"), 2, "--soak-only: needs --soak MINUTES");
+  check_ends(bench("--schema-sql /nonexistent-outbox-dir/x.sql"), 2,
+             "--schema-sql = \"/nonexistent-outbox-dir/x.sql\": cannot read it");
   check_ends(bench("--soak 3 --soak-retention-minutes 1"), 2,
              "--soak-retention-minutes = 1: must be 0 or at least two intervals");
   check_ends(bench("--soak 3 --soak-retention-minutes 0 --soak-chart /tmp"), 2,

@@ -53,6 +53,9 @@ namespace {
 
 struct bench_config : cli_config {
   std::string database_url, amqp_url, outboxd, json_file = "bench-results.json";
+  /// SQL run once after the migrations, the tables' names filled in: a
+  /// table setting or an index to weigh against the schema as it is.
+  std::string schema_sql;
   std::string cluster = "one";
   /// Mutual TLS between the relay's nodes: a folder with ca.pem and a
   /// certificate client.pem/client.key it signed (tools/bench --tls passes
@@ -115,7 +118,9 @@ struct bench_config : cli_config {
       .add(soak_retention_minutes, "soak-retention-minutes",
            "retentionHours of the soak's relay, in minutes (0: none)")
       .add(soak_only, "soak-only", "run A and the soak only")
-      .add(soak_chart, "soak-chart", "where to write the soak's SVG chart");
+      .add(soak_chart, "soak-chart", "where to write the soak's SVG chart")
+      .add(schema_sql, "schema-sql",
+           "SQL file run after the migrations ({{events}}, {{deliveries}})");
   }
 };
 
@@ -485,7 +490,8 @@ report knobs_of(const bench_config& o) {
                o.router_linger_min_events, o.scrape_interval_ms,
                o.ordered_keys,
                o.cluster + (o.polling_only ? " polling-only" : "")
-                 + (o.tls_dir.empty() ? "" : " tls")};
+                 + (o.tls_dir.empty() ? "" : " tls"),
+               o.schema_sql};
   return rep;
 }
 
@@ -812,6 +818,13 @@ int run(const bench_config& o) {
   leftovers cleanup{o, s};
   auto db = must(pg_connection::connect(o.database_url), "database");
   must(migrate(db, s.names), "migrating");
+  if (!o.schema_sql.empty()) {
+    std::ifstream in{o.schema_sql};
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto err = db.exec_script("schema_sql", fill_names(text.str(), s.names)))
+      die("--schema-sql " + o.schema_sql + ": " + render(err));
+  }
   auto watch = must(pg_connection::connect(o.database_url), "database");
   if (auto err = watch.exec_script("watch_settings", index_only_plan_settings))
     die("database: " + render(err));
@@ -853,6 +866,8 @@ int main(int argc, char** argv) {
     if (auto problem = output_path_problem("soak-chart", o.soak_chart);
         !problem.empty())
       return usage(problem);
+  if (!o.schema_sql.empty() && access(o.schema_sql.c_str(), R_OK) != 0)
+    return usage("--schema-sql = \"" + o.schema_sql + "\": cannot read it");
   if (o.outboxd.empty()) {
     std::string self = argv[0];
     o.outboxd = self.substr(0, self.rfind('/') + 1) + "outboxd";

@@ -36,6 +36,7 @@ struct bench_knobs {
           scrape_interval_ms = 0, ordered_keys = 0;
   /// "one" or "three", then " polling-only" and " tls" if so
   std::string cluster;
+  std::string schema_sql; ///< --schema-sql, empty without
 };
 
 template <class Inspector>
@@ -52,7 +53,7 @@ bool inspect(Inspector& f, bench_knobs& x) {
            field("routerLingerMinEvents", x.router_linger_min_events),
            field("scrapeIntervalMs", x.scrape_interval_ms),
            field("orderedKeys", x.ordered_keys),
-           field("cluster", x.cluster));
+           field("cluster", x.cluster), field("schemaSql", x.schema_sql));
 }
 
 /// The /metrics scrapes of the pipeline and latency phases
