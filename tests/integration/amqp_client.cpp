@@ -141,14 +141,16 @@ CAF_TEST(an unreachable broker is a clear error) {
 
 CAF_TEST(a connection the broker dropped is detected and fails fast) {
   // rabbitmq-c answers heartbeats only inside library calls: with a 1 s
-  // heartbeat and no calls the broker drops the connection after about two
-  // missed beats.
+  // heartbeat and no calls the broker drops the connection after two to
+  // three seconds (two missed beats, checked once a beat). The silence
+  // lasts well past that, so that the publish starts after the drop rather
+  // than racing it (a publish written just before the drop is `lost`).
   auto c = amqp_client::connect(amqp_url(), "outbox-test-silent", 1s);
   CAF_REQUIRE(c);
   auto deadline = std::chrono::steady_clock::now() + 30s;
   std::vector<publish_status> st;
   while ((*c)->is_open() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(3s); // stay silent so that heartbeats lapse
+    std::this_thread::sleep_for(5s); // stay silent so that heartbeats lapse
     st = (*c)->publish_batch({msg(queue, 1)}, 2s);
   }
   CAF_CHECK(!(*c)->is_open());
