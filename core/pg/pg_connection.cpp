@@ -172,7 +172,13 @@ caf::expected<pg_rows> pg_connection::rows_or_error(const char* name,
 }
 
 caf::error pg_connection::exec_script(const char* name, const std::string& sql) {
-  auto rows = rows_or_error(name, PQexec(raw(conn_.get()), sql.c_str()));
+  auto* res = PQexec(raw(conn_.get()), sql.c_str());
+  // A script of comments only has nothing to run: that is no error.
+  if (res && PQresultStatus(res) == PGRES_EMPTY_QUERY) {
+    PQclear(res);
+    return caf::error{};
+  }
+  auto rows = rows_or_error(name, res);
   return rows ? caf::error{} : rows.error();
 }
 

@@ -33,6 +33,16 @@ CAF_TEST(other table names than the applied ones are refused) {
   CAF_CHECK_EQUAL(t.text(0, 0), "t");
 }
 
+// Scripts (migrations, the benchmark's --schema-sql) may hold only
+// comments: PostgreSQL answers those with an empty result, not an error.
+CAF_TEST(a script of comments only runs nothing and fails nothing) {
+  auto db = connect_db();
+  CAF_CHECK(!db.exec_script("comments", "-- nothing to run\n/* nor here */"));
+  CAF_CHECK(!db.exec_script("empty", ""));
+  CAF_CHECK(db.exec_script("broken", "SELEKT 1") == errc::database_error);
+  CAF_CHECK(db.ok());
+}
+
 CAF_TEST(an unmigrated database is reported as such) {
   auto db = connect_db();
   auto names = schema_names{}.with_prefix(unique_prefix());
