@@ -31,9 +31,9 @@ WHERE e.id > $1
 GROUP BY e.id ORDER BY e.id
 )sql";
 
-// The statistics' tuple counts lag the tables by up to a second (each
-// backend reports its changes at most once a second); the sizes and the
-// counts are exact.
+// The statistics' tuple counts lag the tables (each backend reports its
+// changes when it goes idle, at most once a second, and one that went idle
+// sooner than that 10 s later); the sizes and the counts are exact.
 constexpr const char* sample_sql = R"sql(
 SELECT pg_total_relation_size(e.relid), e.n_live_tup, e.n_dead_tup,
        (SELECT count(*) FROM {{events}}),

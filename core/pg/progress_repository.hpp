@@ -85,7 +85,9 @@ public:
                                              double to);
 
   /// The WAL position and both tables' row writes. The row writes lag
-  /// the tables by up to a second, as sample_tables' tuple counts.
+  /// the tables, as sample_tables' tuple counts do: a backend reports
+  /// them when it goes idle, at most once a second, and one that went idle
+  /// sooner than that reports 10 s later.
   caf::expected<write_counters> sample_writes(pg_connection& conn);
 
 private:

@@ -148,6 +148,7 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
   // delivery at its claim and its completion.
   auto& a_writes = doc["databaseWritesPerEventA"];
   auto& writes = doc["databaseWritesPerEventPipeline"];
+  CAF_REQUIRE(a_writes["settled"].GetBool() && writes["settled"].GetBool());
   CAF_CHECK_EQUAL(a_writes["eventsInserted"].GetDouble(), 1.0);
   CAF_CHECK_EQUAL(a_writes["deliveriesInserted"].GetDouble(), 0.0);
   CAF_CHECK_EQUAL(writes["eventsInserted"].GetDouble(), 1.0);
@@ -272,6 +273,7 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
   check_ends(bench("--soak-only"), 2, "--soak-only: needs --soak MINUTES");
   check_ends(bench("--schema-sql /nonexistent-outbox-dir/x.sql"), 2,
              "--schema-sql = \"/nonexistent-outbox-dir/x.sql\": cannot read it");
+  check_ends(bench("--schema-sql /tmp"), 2, "--schema-sql = \"/tmp\": cannot read it");
   check_ends(bench("--soak 3 --soak-retention-minutes 1"), 2,
              "--soak-retention-minutes = 1: must be 0 or at least two intervals");
   check_ends(bench("--soak 3 --soak-retention-minutes 0 --soak-chart /tmp"), 2,

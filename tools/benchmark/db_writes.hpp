@@ -15,6 +15,9 @@
 namespace outbox::bench {
 
 struct write_figures {
+  /// false: the statistics had not caught up when the bench gave up
+  /// waiting, so the row writes are short of the truth.
+  bool settled = true;
   double wal_bytes = 0;
   double events_inserted = 0, events_updated = 0, events_hot = 0;
   double deliveries_inserted = 0, deliveries_updated = 0, deliveries_hot = 0;
@@ -22,7 +25,7 @@ struct write_figures {
 
 template <class Inspector>
 bool inspect(Inspector& f, write_figures& x) {
-  return f(field("walBytes", x.wal_bytes),
+  return f(field("settled", x.settled), field("walBytes", x.wal_bytes),
            field("eventsInserted", x.events_inserted),
            field("eventsUpdated", x.events_updated),
            field("eventsHotUpdated", x.events_hot),
@@ -32,14 +35,21 @@ bool inspect(Inspector& f, write_figures& x) {
 }
 
 /// `w` divided by `events`.
-write_figures per_event(const write_counters& w, int64_t events);
+write_figures per_event(const write_counters& w, int64_t events, bool settled);
+
+/// The counters, and whether they caught up.
+struct settled_counters {
+  write_counters counters;
+  bool settled = false;
+};
 
 /// The counters once the statistics have caught up with `caught_up`: each
-/// backend reports its row writes when it goes idle, at most once a second
-/// and later when the statistics are busy, so this reads every 200 ms until
-/// `caught_up` holds, for 15 s at most (then the last read). The WAL
+/// backend reports its row writes when it goes idle, but at most once a
+/// second, and one that went idle sooner reports 10 s later (longer when
+/// the statistics are busy). So this reads every 200 ms until `caught_up`
+/// holds, for 25 s at most (then the last read, not settled). The WAL
 /// position is the first read's.
-caf::expected<write_counters>
+caf::expected<settled_counters>
 settled_writes(pg_connection& conn, progress_repository& progress,
                const std::function<bool(const write_counters&)>& caught_up);
 

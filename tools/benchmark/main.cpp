@@ -148,13 +148,15 @@ std::string soak_knob_problem(const bench_config& o) {
   if (o.soak_interval_s < 1)
     return "--soak-interval-s = " + std::to_string(o.soak_interval_s)
            + ": must be at least 1";
-  // The verdict's reference and an interval after it.
+  // The first interval, the verdict's reference and one after it.
   auto needed = std::max<int64_t>(
     3, reference_interval(o.soak_retention_minutes, o.soak_interval_s) + 2);
-  if (o.soak < 0 || (o.soak > 0 && soak_intervals(o.soak, o.soak_interval_s) < needed))
+  if (o.soak < 0
+      || (o.soak > 0 && soak_intervals(o.soak, o.soak_interval_s) < needed))
     return "--soak = " + text_of(o.soak) + ": must be 0 or last at least "
            + std::to_string(needed)
-           + " intervals of --soak-interval-s (the retention window and two more)";
+           + " intervals of --soak-interval-s (the verdict's reference"
+             " interval and one after it)";
   if (o.soak_only && o.soak <= 0)
     return "--soak-only: needs --soak MINUTES";
   if (o.soak_retention_minutes < 0
@@ -508,10 +510,9 @@ void producers_only(run_context& c) {
   auto inserted = [&](const write_counters& w) {
     return w.events.inserted - writes_start.events.inserted >= o.events;
   };
-  rep.a_writes = per_event(
-    writes_between(writes_start, must(settled_writes(db, s.progress, inserted),
-                                      "reading the writes")),
-    o.events);
+  auto a_end = must(settled_writes(db, s.progress, inserted), "reading the writes");
+  rep.a_writes = per_event(writes_between(writes_start, a_end.counters), o.events,
+                           a_end.settled);
   // Left unrouted, they would keep every later phase open.
   if (auto err = s.bulk.delete_unrouted(db, "bench.unrouted"))
     die("cleaning up A: " + render(err));
@@ -591,10 +592,9 @@ void pipeline(run_context& c, relay& r) {
     auto d = writes_between(writes_start, w);
     return d.events.updated >= o.events && d.deliveries.updated >= 2 * deliveries;
   };
-  rep.pipeline_writes = per_event(
-    writes_between(writes_start, must(settled_writes(db, s.progress, counted),
-                                      "reading the writes")),
-    o.events);
+  auto end = must(settled_writes(db, s.progress, counted), "reading the writes");
+  rep.pipeline_writes = per_event(writes_between(writes_start, end.counters),
+                                  o.events, end.settled);
   pipeline_rates(c);
 }
 
@@ -822,6 +822,8 @@ int run(const bench_config& o) {
     std::ifstream in{o.schema_sql};
     std::stringstream text;
     text << in.rdbuf();
+    if (!in)
+      die("--schema-sql " + o.schema_sql + ": could not be read");
     if (auto err = db.exec_script("schema_sql", fill_names(text.str(), s.names)))
       die("--schema-sql " + o.schema_sql + ": " + render(err));
   }
@@ -866,7 +868,9 @@ int main(int argc, char** argv) {
     if (auto problem = output_path_problem("soak-chart", o.soak_chart);
         !problem.empty())
       return usage(problem);
-  if (!o.schema_sql.empty() && access(o.schema_sql.c_str(), R_OK) != 0)
+  if (!o.schema_sql.empty()
+      && (!std::filesystem::is_regular_file(o.schema_sql)
+          || access(o.schema_sql.c_str(), R_OK) != 0))
     return usage("--schema-sql = \"" + o.schema_sql + "\": cannot read it");
   if (o.outboxd.empty()) {
     std::string self = argv[0];

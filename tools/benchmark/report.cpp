@@ -201,9 +201,11 @@ void cpu_rows(table_rows& row, const report& r) {
     row(std::string{"  of which "} + g, fmt("%.3f", get(r.pipeline_cpu_per_1000, g)));
   row("machine CPU busy in the pipeline", fmt("%.0f%%", r.pipeline_busy * 100));
   auto a = get(r.a_cpu_per_1000, "machine");
-  auto ratio = a > 0 ? get(r.pipeline_cpu_per_1000, "machine") / a : 0;
-  row("machine CPU per event: pipeline / A", ratio_text(ratio),
-      "<= 1.50 " + verdict(ratio <= 1.5));
+  if (a > 0) {
+    auto ratio = get(r.pipeline_cpu_per_1000, "machine") / a;
+    row("machine CPU per event: pipeline / A", fmt("%.2f", ratio),
+        "<= 1.50 " + verdict(ratio <= 1.5));
+  }
 }
 
 void write_rows(table_rows& row, const report& r) {
@@ -216,6 +218,8 @@ void write_rows(table_rows& row, const report& r) {
   row("pipeline row writes per event: events",
       fmt("%.2f", p.events_inserted) + " ins, " + fmt("%.2f", p.events_updated)
         + " upd (" + fmt("%.2f", p.events_hot) + " HOT)");
+  if (!p.settled || !a.settled)
+    row("  (row writes: the statistics had not caught up)", "");
   row("pipeline row writes per event: deliveries",
       fmt("%.2f", p.deliveries_inserted) + " ins, "
         + fmt("%.2f", p.deliveries_updated) + " upd ("

@@ -47,6 +47,10 @@ void fill_latencies(std::vector<soak_sample>& series,
   std::vector<std::vector<double>> ms(series.size());
   auto last = static_cast<int64_t>(series.size()) - 1;
   for (auto& c : commits) {
+    // Producers that fell behind their pace commit on after the last
+    // sample: those commits are no interval's.
+    if (c.at - start > series.back().end_s)
+      continue;
     auto k = std::clamp<int64_t>(static_cast<int64_t>((c.at - start) / interval_s),
                                  0, last);
     ++series[static_cast<size_t>(k)].committed;

@@ -97,7 +97,7 @@ int64_t soak_intervals(double minutes, int64_t interval_s);
 
 /// Sets each sample's committed, p50 and p99 from the soak's commits and
 /// the workers' first receipt of each event; commits after the last
-/// interval's end count in the last one.
+/// interval's end count in none.
 void fill_latencies(std::vector<soak_sample>& series,
                     const std::vector<commit>& commits,
                     const std::map<int64_t, double>& received, double start,
