@@ -48,7 +48,7 @@ fault_cluster::fault_cluster(std::string retry_delays, int timeout_seconds,
                       + route_json("K", mail_queue, retry_delays,
                                    timeout_seconds)
                       + "]}",
-                    50,
+                    claim_batch,
                     max_in_flight > 0 ? "\"maxInFlight\": "
                                           + std::to_string(max_in_flight) + ", "
                                       : "");

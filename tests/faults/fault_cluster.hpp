@@ -65,6 +65,9 @@ public:
   /// Checks the verdict every scenario must meet, and reports it.
   /// The common verdict; resends stay under 1% of the deliveries, or at most
   /// `max_resent` when the scenario knows exactly which ones may come again.
+  /// The config's batchSize: the most one claim takes.
+  static constexpr int claim_batch = 50;
+
   void check(const std::string& scenario, const fault_verdict& v,
              std::optional<int64_t> max_resent = std::nullopt);
 

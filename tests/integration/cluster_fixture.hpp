@@ -141,12 +141,14 @@ struct running_node {
     return out;
   }
 
-  /// The metrics of one actor of this node, by name (zeros when unknown).
+  /// The metrics of one actor of this node, by name (zeros when unknown,
+  /// also before the node's first report has reached its status actor).
   actor_metrics metrics_of(const std::string& actor) {
     auto s = status();
-    for (auto& a : s.nodes.at(0).actors)
-      if (a.metrics.name == actor)
-        return a.metrics;
+    for (auto& node : s.nodes)
+      for (auto& a : node.actors)
+        if (a.metrics.name == actor)
+          return a.metrics;
     return {};
   }
 
