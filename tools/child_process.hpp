@@ -49,8 +49,4 @@ private:
   pid_t pid_ = -1;
 };
 
-/// A TCP port on 127.0.0.1 that was free a moment ago (0 if none could be
-/// had): for a child's listener.
-uint16_t free_loopback_port();
-
 } // namespace outbox

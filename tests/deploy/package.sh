@@ -85,7 +85,7 @@ echo "a test passphrase" >"$TMP/pass"
 "$SRC/tools/make-certs" --dir "$ETC/tls" --passphrase-file "$TMP/pass" "${NODES[@]}" operator >/dev/null
 pkg_point_config "$ROOT" "$NAMES"
 cp "$ETC/outbox.json" "$TMP/queues.json"   # for the cleanup, after the purge
-PORT=$(pkg_free_port)
+PORT=$(free_port)
 pkg_instance_files "$LAYOUT" "$ETC" "10.0.0.1:4250" "127.0.0.1:$PORT" "--tls-key-passphrase-file $TMP/pass"
 "$ROOT/usr/bin/outboxctl" migrate --config "$ETC/outbox.json" >/dev/null
 for node in "${NODES[@]}"; do

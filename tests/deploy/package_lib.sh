@@ -1,6 +1,8 @@
 # The helpers of tests/deploy/package.sh: checks on an unpacked package and
 # a node started from it the way its systemd unit would. Source it.
 
+source "$(dirname "${BASH_SOURCE[0]}")/../../tools/lib/free_port.sh"
+
 step() { echo "==> $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -17,10 +19,6 @@ wait_for() {
 }
 
 pkg_gone() { ! kill -0 "$1" 2>/dev/null; }
-
-pkg_free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # pkg_check_installed DEPENDS: every entry of a Depends field (a, b (>= v),
 # c | d) is installed here in a version that satisfies it, as dpkg -i would

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "tools/child_process.hpp"
+#include "tools/loopback_port.hpp"
 #include <sys/types.h>
 #include <vector>
 

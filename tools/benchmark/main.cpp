@@ -44,6 +44,7 @@
 #include "tools/benchmark/stats.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_config.hpp"
+#include "tools/loopback_port.hpp"
 #include "worker/worker.hpp"
 
 using namespace outbox;

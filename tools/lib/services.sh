@@ -9,20 +9,7 @@ PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 # the real scripts so that the node lives entirely under our folder.
 RMQ_BIN=${RMQ_BIN:-/usr/lib/rabbitmq/bin}
 source "$(dirname "${BASH_SOURCE[0]}")/test_certs.sh"
-
-# Prints a TCP port on 127.0.0.1 that nothing listens on.
-free_port() {
-  local port
-  for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 30000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  echo "no free port found" >&2
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/free_port.sh"
 
 # Runs a command as the given service user when we are root (initdb and
 # rabbitmq refuse or misbehave as root), as ourselves otherwise.
@@ -60,9 +47,9 @@ tls_server_copy() {
 }
 
 postgres_start() {
-  local dir=$1/postgres port
+  local dir=$1/postgres port fixed=0 tries logged
   # A restart keeps the port, so that clients find the server again.
-  if [ -f "$dir/port" ]; then port=$(cat "$dir/port"); else port=$(free_port) || return 1; fi
+  if [ -f "$dir/port" ]; then port=$(cat "$dir/port") fixed=1; else port=$(free_port) || return 1; fi
   mkdir -p "$dir"
   tls_files "$1" || return 1
   tls_server_copy postgres "$1/tls" "$dir/tls"
@@ -71,10 +58,20 @@ postgres_start() {
     as_service_user postgres "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres \
       >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
   fi
-  as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 \
-        -c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key" \
-    start >/dev/null || { tail -20 "$dir/server.log" >&2; return 1; }
+  # A first start whose fresh port another test bound a moment before tries
+  # another port; a restart must keep its port.
+  for tries in 1 2 3; do
+    logged=$(stat -c %s "$dir/server.log" 2>/dev/null || echo 0)
+    as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 \
+          -c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key" \
+      start >/dev/null && break
+    if [ "$fixed" = 1 ] || [ "$tries" = 3 ] || ! tail -c +$((logged + 1)) "$dir/server.log" | grep -q "Address already in use"; then
+      tail -20 "$dir/server.log" >&2
+      return 1
+    fi
+    port=$(free_port) || return 1
+  done
   echo "$port" >"$dir/port"
   export OUTBOX_TEST_DB_HOST=127.0.0.1 OUTBOX_TEST_DB_PORT=$port \
          OUTBOX_TEST_DB_DATABASE=postgres OUTBOX_TEST_DB_USERNAME=postgres \
