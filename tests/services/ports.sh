@@ -26,7 +26,9 @@ for _ in $(seq 1 200); do
 done
 
 taken=$(free_port)
-coproc HOLD { /usr/bin/python3 -c 'import socket, sys, time
+# exec, so that HOLD_PID is the listener itself and the cleanup stops it
+# (it holds the test's stderr open).
+coproc HOLD { exec /usr/bin/python3 -c 'import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); print("ready", flush=True); time.sleep(600)' "$taken"; }
 HOLDER=$HOLD_PID
 read -r -t 10 ready <&"${HOLD[0]}" && [ "$ready" = ready ] || fail "could not hold port $taken"
