@@ -1,5 +1,6 @@
 #include "core/amqp/wire.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <set>
@@ -96,6 +97,12 @@ std::string job_message_body(const job_to_send& job) {
   return sb.GetString();
 }
 
+std::string expiration_property(int64_t ms) {
+  if (ms <= 0)
+    return {};
+  return std::to_string(std::min(ms, max_expiration_ms));
+}
+
 outgoing_message job_message(const job_to_send& job) {
   outgoing_message m;
   m.routing_key = job.queue;
@@ -103,6 +110,7 @@ outgoing_message job_message(const job_to_send& job) {
   m.message_id = std::to_string(job.delivery_id);
   m.correlation_id = job.dispatch_id;
   m.type = job.job;
+  m.expiration = expiration_property(job.expiration_ms);
   m.headers = wire_headers(job.headers);
   return m;
 }
@@ -130,8 +138,7 @@ outgoing_message direct_job_message(const std::string& job,
   m.message_id = std::move(message_id);
   m.type = job;
   m.headers = wire_headers(ev.headers);
-  if (expiration_ms > 0)
-    m.expiration = std::to_string(expiration_ms);
+  m.expiration = expiration_property(expiration_ms);
   return m;
 }
 

@@ -31,10 +31,19 @@ std::string results_queue(const std::string& queue);
 /// event's content type is application/json, else as a JSON string).
 std::string job_message_body(const job_to_send& job);
 
+/// The longest per-message expiration RabbitMQ takes (ten years): a
+/// longer one is refused with a channel error (`value_too_large`).
+constexpr int64_t max_expiration_ms = 315'360'000'000;
+
+/// The message's `expiration` property for a lifetime of `ms`: none for 0
+/// or less, at most max_expiration_ms.
+std::string expiration_property(int64_t ms);
+
 /// The whole message: body plus the properties the contract names
-/// (message_id = delivery id, correlation_id = dispatch id, type = job),
-/// and the event's headers as AMQP headers (wire_headers in
-/// core/domain/event_headers.hpp: never a reserved name).
+/// (message_id = delivery id, correlation_id = dispatch id, type = job,
+/// expiration = the job's expiration_ms), and the event's headers as AMQP
+/// headers (wire_headers in core/domain/event_headers.hpp: never a reserved
+/// name).
 outgoing_message job_message(const job_to_send& job);
 
 /// A job message published directly, without the outbox (config

@@ -26,6 +26,9 @@ struct job_to_send {
   std::map<std::string, std::string> headers;
   int32_t attempts = 0;     ///< failed attempts before this send
   bool last_attempt = false;
+  /// How long the broker may keep the message unread (message_lifetime_ms
+  /// in core/domain/retry_policy.hpp); 0 = no limit.
+  int64_t expiration_ms = 0;
   /// How old the event was at the claim, by the database's clock (so that
   /// no clock of another host enters the commit→published latency).
   double event_age_seconds = 0;

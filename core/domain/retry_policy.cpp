@@ -50,6 +50,18 @@ bool is_last_attempt(const delivery_rules& rules, int32_t failed_so_far,
          != failure_outcome::retry;
 }
 
+int64_t message_lifetime_ms(const delivery_rules& rules, time_point now,
+                            std::optional<time_point> expires_at) {
+  using std::chrono::milliseconds;
+  int64_t lifetime = int64_t{rules.delivery_timeout_seconds} * 1000;
+  if (expires_at) {
+    // Rounded up: the message must not die before its time to live does.
+    auto left = std::chrono::ceil<milliseconds>(*expires_at - now).count();
+    lifetime = std::min(lifetime, left);
+  }
+  return std::max<int64_t>(lifetime, 1);
+}
+
 bool is_expired(std::optional<time_point> expires_at, time_point now) {
   return expires_at && *expires_at <= now;
 }

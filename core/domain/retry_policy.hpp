@@ -47,6 +47,13 @@ failure_decision decide_after_failure(const delivery_rules& rules,
 bool is_last_attempt(const delivery_rules& rules, int32_t failed_so_far,
                      time_point now, std::optional<time_point> expires_at);
 
+/// How long the broker may keep a job message sent at `now` unread before it
+/// drops it, in milliseconds (at least 1): until the relay counts the send
+/// as timed out, after which a worker would do work whose result is stale,
+/// or until the delivery's time to live ends, whichever comes first.
+int64_t message_lifetime_ms(const delivery_rules& rules, time_point now,
+                            std::optional<time_point> expires_at);
+
 /// Returns true when `expires_at` is set and not after `now`.
 bool is_expired(std::optional<time_point> expires_at, time_point now);
 

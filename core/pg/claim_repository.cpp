@@ -54,26 +54,27 @@ SELECT 'send'::text AS kind, c.id AS id, c.event_id AS event_id,
        (extract(epoch FROM now()) * 1000000)::bigint AS now_us,
        NULL::bigint AS next_ready_us, NULL::bigint AS room,
        NULL::text AS cursor_available_at,
-       (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us
+       (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us,
+       c.delivery_timeout_seconds AS timeout_seconds
 FROM claimed c JOIN {{events}} e ON e.id = c.event_id
 UNION ALL
 SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
-       attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM expired
 UNION ALL
 SELECT 'next_ready', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL, NULL,
        (extract(epoch FROM min(available_at) - now()) * 1000000)::bigint,
-       NULL, NULL, NULL
+       NULL, NULL, NULL, NULL
 FROM {{deliveries}}
 WHERE queue = $1 AND status = 'pending' AND available_at > now()
 UNION ALL
 (SELECT 'cursor', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-        NULL, NULL, NULL, NULL, NULL, NULL, available_at::text, NULL
+        NULL, NULL, NULL, NULL, NULL, NULL, available_at::text, NULL, NULL
  FROM ready ORDER BY available_at DESC, id DESC LIMIT 1)
 UNION ALL
 SELECT 'room', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, NULL, NULL, NULL, n, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, n, NULL, NULL, NULL
 FROM room
 ORDER BY id
 )sql";
@@ -153,7 +154,8 @@ std::optional<claim_row> parse_claim_row(const std::string& kind) {
 struct claim_columns {
   int kind, id, event_id, job, queue, dispatch_id, event_type, payload,
     content_type, headers, attempts, retry_delays, repeat_last_delay,
-    expires_us, now_us, next_ready_us, room, cursor_available_at, event_age_us;
+    expires_us, now_us, next_ready_us, room, cursor_available_at, event_age_us,
+    timeout_seconds;
 
   static caf::expected<claim_columns> of(const pg_rows& rows,
                                          const char* statement) {
@@ -164,7 +166,8 @@ struct claim_columns {
                     col("attempts"), col("retry_delays"),
                     col("repeat_last_delay"), col("expires_us"),
                     col("now_us"), col("next_ready_us"), col("room"),
-                    col("cursor_available_at"), col("event_age_us")};
+                    col("cursor_available_at"), col("event_age_us"),
+                    col("timeout_seconds")};
     if (col.error())
       return col.error();
     return c;
@@ -187,9 +190,11 @@ job_to_send read_send(const pg_rows& rows, int i, const claim_columns& c) {
   delivery_rules rules;
   rules.retry_delays_seconds = parse_pg_int_array(rows.text(i, c.retry_delays));
   rules.repeat_last_delay = rows.text(i, c.repeat_last_delay) == "t";
-  j.last_attempt = is_last_attempt(rules, j.attempts,
-                                   from_unix_micros(rows.int64(i, c.now_us)),
-                                   optional_micros(rows, i, c.expires_us));
+  rules.delivery_timeout_seconds = static_cast<int32_t>(rows.int64(i, c.timeout_seconds));
+  auto now = from_unix_micros(rows.int64(i, c.now_us));
+  auto expires_at = optional_micros(rows, i, c.expires_us);
+  j.last_attempt = is_last_attempt(rules, j.attempts, now, expires_at);
+  j.expiration_ms = message_lifetime_ms(rules, now, expires_at);
   return j;
 }
 

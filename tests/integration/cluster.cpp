@@ -125,6 +125,26 @@ CAF_TEST(a job that never answers times out and is sent again) {
   CAF_CHECK_EQUAL(attempts.int64(0, 0), 1); // the timeout counted once
 }
 
+// A job message nobody took before the relay stopped waiting for its result
+// is dropped by RabbitMQ (its expiration): a worker that comes back later
+// runs only the send that still counts, not the stale one before it.
+CAF_TEST(a job message nobody took dies when its send times out) {
+  auto q = queue("late");
+  running_node node{make_config({make_route("e", "Late", q, {1, 1}, 2)})};
+  publish("e", "{}");
+  auto resent = "SELECT count(*) FROM " + names.deliveries
+                + " WHERE status = 'dispatched' AND attempts = 1";
+  CAF_REQUIRE(wait_until([&] { return must_exec(db, resent).int64(0, 0) == 1; },
+                         std::chrono::seconds{20}));
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) { return answer::completed; }};
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }));
+  auto sends = worker.seen();
+  CAF_REQUIRE_EQUAL(sends.size(), 1u);
+  auto row = must_exec(db, "SELECT dispatch_id::text, attempts FROM " + names.deliveries);
+  CAF_CHECK_EQUAL(sends[0].dispatch_id, row.text(0, 0));
+  CAF_CHECK_EQUAL(row.int64(0, 1), 1);
+}
+
 CAF_TEST(two routes of one event progress independently) {
   auto qa = queue("stock");
   auto qb = queue("search");

@@ -172,6 +172,20 @@ CAF_TEST(deliveries past their time to live expire instead of being sent) {
   CAF_CHECK_EQUAL(count_status("expired"), 1);
 }
 
+// Each job message carries how long the broker may keep it unread: the
+// route's delivery timeout, or less when its time to live ends sooner.
+CAF_TEST(a claimed job lives until its timeout or its time to live) {
+  make_deliveries(2, {60});
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET expires_at = now() + interval '5 s' WHERE id = "
+                    "(SELECT max(id) FROM " + names.deliveries + ")");
+  auto c = claim();
+  CAF_REQUIRE_EQUAL(c.jobs.size(), 2u);
+  CAF_CHECK_EQUAL(c.jobs[0].expiration_ms, 300000); // route's default
+  CAF_CHECK_GREATER(c.jobs[1].expiration_ms, 4000);
+  CAF_CHECK_LESS_OR_EQUAL(c.jobs[1].expiration_ms, 5000);
+}
+
 CAF_TEST(a claim tells when the next pending delivery becomes ready) {
   make_deliveries(3, {60});
   must_exec(db, "UPDATE " + names.deliveries

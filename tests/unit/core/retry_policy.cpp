@@ -1,6 +1,8 @@
 #define CAF_SUITE core.retry_policy
 #include <caf/test/unit_test.hpp>
 
+#include <cstdint>
+
 #include "core/base/timestamp.hpp"
 #include "core/domain/retry_policy.hpp"
 #include "tests/unit/case_check.hpp"
@@ -143,4 +145,21 @@ CAF_TEST(expiries after 2262 leave the retry arithmetic intact) {
   auto near_end = decide_after_failure(r, 1, late, std::nullopt);
   CAF_CHECK(near_end.outcome == failure_outcome::retry);
   CAF_CHECK(near_end.available_at == time_point::max());
+}
+
+// A job message outlives neither the relay's wait for its result nor the
+// delivery's time to live: once either is over, RabbitMQ drops it unread.
+CAF_TEST(a job message lives until the timeout or the time to live) {
+  auto r = rules({60});
+  r.delivery_timeout_seconds = 30;
+  CAF_CHECK_EQUAL(message_lifetime_ms(r, t0, std::nullopt), 30000);
+  CAF_CHECK_EQUAL(message_lifetime_ms(r, t0, t0 + seconds{31}), 30000);
+  CAF_CHECK_EQUAL(message_lifetime_ms(r, t0, t0 + seconds{5}), 5000);
+  // Rounded up: it never dies before its time to live does.
+  CAF_CHECK_EQUAL(message_lifetime_ms(r, t0, t0 + std::chrono::microseconds{1200}), 2);
+  CAF_CHECK_EQUAL(message_lifetime_ms(r, t0, t0 + std::chrono::nanoseconds{1}), 1);
+  CAF_CHECK_EQUAL(message_lifetime_ms(r, t0, t0), 1);
+  CAF_CHECK_EQUAL(message_lifetime_ms(r, t0, time_point::max()), 30000);
+  r.delivery_timeout_seconds = INT32_MAX;
+  CAF_CHECK_EQUAL(message_lifetime_ms(r, t0, std::nullopt), int64_t{INT32_MAX} * 1000);
 }

@@ -67,6 +67,27 @@ CAF_TEST(job messages carry the properties and body of the contract) {
   CAF_CHECK_EQUAL(doc["payload"]["sku"].GetString(), std::string{"A-1"});
   CAF_CHECK_EQUAL(doc["payload"]["qty"].GetInt(), 3);
   CAF_CHECK_EQUAL(doc.MemberCount(), 7u);
+  CAF_CHECK_EQUAL(m.expiration, ""); // sample_job has no lifetime
+}
+
+// RabbitMQ closes the channel on an expiration above ten years
+// (`value_too_large`): every message of that channel's publish would fail.
+CAF_TEST(message expirations stay within what RabbitMQ takes) {
+  auto j = sample_job();
+  j.expiration_ms = 30000;
+  CAF_CHECK_EQUAL(job_message(j).expiration, "30000");
+  j.expiration_ms = int64_t{INT32_MAX} * 1000; // deliveryTimeoutSeconds' most
+  CAF_CHECK_EQUAL(job_message(j).expiration, "315360000000");
+  CAF_CHECK_EQUAL(expiration_property(max_expiration_ms), "315360000000");
+  CAF_CHECK_EQUAL(expiration_property(max_expiration_ms + 1), "315360000000");
+  CAF_CHECK_EQUAL(expiration_property(1), "1");
+  CAF_CHECK_EQUAL(expiration_property(0), "");
+  CAF_CHECK_EQUAL(expiration_property(-5), "");
+  event ev;
+  ev.event_type = "metrics.cpu";
+  ev.payload = "{}";
+  CAF_CHECK_EQUAL(direct_job_message("J", "q", ev, "id", int64_t{INT32_MAX} * 1000).expiration,
+                  "315360000000");
 }
 
 CAF_TEST(payloads of other content types travel as a JSON string) {
