@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -23,8 +24,15 @@ child_process::child_process(const std::string& path,
   for (auto& a : store)
     argv.push_back(a.data());
   argv.push_back(nullptr);
+  pid_t parent = getpid();
   pid_ = fork();
   if (pid_ == 0) {
+    // A parent that dies without running destructors (an aborted test, a
+    // benchmark stopped with a signal) must not leave nodes and workers
+    // running on the shared servers. If it died before this line, go now.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(127);
     int fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       dup2(fd, 1);

@@ -16,7 +16,10 @@ public:
   /// with signals unblocked. OUTBOX_DATABASE_URL/OUTBOX_AMQP_URL are unset
   /// (the config file the child is given rules), then `env`'s "NAME=value"
   /// entries are set: the way to hand a child a secret that its command
-  /// line, readable by every user, must not show.
+  /// line, readable by every user, must not show. The child gets SIGTERM
+  /// when its parent dies, also without running this object's destructor
+  /// (PR_SET_PDEATHSIG: when the *thread* that started it ends, so start
+  /// children from a thread that outlives them).
   child_process(const std::string& path, const std::vector<std::string>& args,
                 const std::string& log_file,
                 const std::vector<std::string>& env = {});
