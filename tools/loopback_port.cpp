@@ -17,7 +17,8 @@ struct port_range {
 };
 
 // The ports no outgoing connection is given: below the ephemeral range, or
-// above it when the range starts too low to leave room below.
+// above it when the range starts too low to leave room below; any port
+// when it leaves room on neither side.
 port_range listener_ports() {
   int low = 32768, high = 60999;
   std::ifstream in{"/proc/sys/net/ipv4/ip_local_port_range"};
@@ -25,7 +26,9 @@ port_range listener_ports() {
     low = 32768, high = 60999;
   if (low - 1 - 10000 >= 2000)
     return {10000, low - 1};
-  return {high + 1, 65535};
+  if (65535 - (high + 1) >= 2000)
+    return {high + 1, 65535};
+  return {20000, 65535};
 }
 
 // Binding without SO_REUSEADDR fails for any socket on the port, listening,
@@ -47,8 +50,6 @@ bool bindable(uint16_t port) {
 
 uint16_t free_loopback_port() {
   auto range = listener_ports();
-  if (range.bottom > range.top)
-    return 0;
   static thread_local std::mt19937 random{std::random_device{}()};
   std::uniform_int_distribution<int> pick{range.bottom, range.top};
   for (int attempt = 0; attempt < 200; ++attempt) {

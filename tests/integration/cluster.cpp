@@ -127,22 +127,27 @@ CAF_TEST(a job that never answers times out and is sent again) {
 
 // A job message nobody took before the relay stopped waiting for its result
 // is dropped by RabbitMQ (its expiration): a worker that comes back later
-// runs only the send that still counts, not the stale one before it.
+// runs only sends that still count, never the stale one before them.
 CAF_TEST(a job message nobody took dies when its send times out) {
   auto q = queue("late");
-  running_node node{make_config({make_route("e", "Late", q, {1, 1}, 2)})};
+  running_node node{make_config({make_route("e", "Late", q, {1, 1, 1}, 6)})};
   publish("e", "{}");
-  auto resent = "SELECT count(*) FROM " + names.deliveries
-                + " WHERE status = 'dispatched' AND attempts = 1";
-  CAF_REQUIRE(wait_until([&] { return must_exec(db, resent).int64(0, 0) == 1; },
-                         std::chrono::seconds{20}));
+  auto dispatch = [&](int attempts) {
+    auto r = must_exec(db, "SELECT dispatch_id::text FROM " + names.deliveries
+                             + " WHERE status = 'dispatched' AND attempts = "
+                             + std::to_string(attempts));
+    return r.size() == 1 ? r.text(0, 0) : std::string{};
+  };
+  std::string first;
+  CAF_REQUIRE(wait_until([&] { return !(first = dispatch(0)).empty(); }));
+  // The first send timed out unread and the delivery went out again.
+  CAF_REQUIRE(wait_until([&] { return !dispatch(1).empty(); }, std::chrono::seconds{20}));
   test_worker worker{amqp_url(), q, [](const job_seen&, int) { return answer::completed; }};
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 1; }));
   auto sends = worker.seen();
-  CAF_REQUIRE_EQUAL(sends.size(), 1u);
-  auto row = must_exec(db, "SELECT dispatch_id::text, attempts FROM " + names.deliveries);
-  CAF_CHECK_EQUAL(sends[0].dispatch_id, row.text(0, 0));
-  CAF_CHECK_EQUAL(row.int64(0, 1), 1);
+  CAF_REQUIRE_GREATER_OR_EQUAL(sends.size(), 1u);
+  for (auto& s : sends)
+    CAF_CHECK_NOT_EQUAL(s.dispatch_id, first);
 }
 
 CAF_TEST(two routes of one event progress independently) {

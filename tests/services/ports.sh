@@ -49,6 +49,11 @@ postgres_start "$TMP" >/dev/null 2>"$TMP/start.err" || { cat "$TMP/start.err" >&
 # A restart keeps its port: with that port held, it fails and says why.
 postgres_stop "$TMP"
 echo "$taken" >"$TMP/postgres/port"
+logged=$(stat -c %s "$TMP/postgres/server.log")
 if postgres_start "$TMP" >/dev/null 2>"$TMP/restart.err"; then fail "a restart moved to another port"; fi
+[ "$(cat "$TMP/postgres/port")" = "$taken" ] || fail "a failed restart forgot its port"
+# Only what this start logged: the first start's refusal is in the log too.
+[[ "$(tail -c +$((logged + 1)) "$TMP/postgres/server.log")" == *"Address already in use"* ]] \
+  || fail "the restart did not fail on its held port"
 grep -q "Address already in use" "$TMP/restart.err" || fail "the failed restart does not say why"
 echo "ok"

@@ -283,7 +283,7 @@ struct relay {
 
   relay(const bench_config& o, const setup& s, const std::string& tag,
         bool http = false, const std::string& config = {}) {
-    auto port = std::to_string(20000 + getpid() % 20000);
+    auto port = std::to_string(free_loopback_port());
     auto log = "/tmp/" + s.prefix + tag;
     auto start = [&](std::vector<std::string> args, const std::string& name) {
       args.insert(args.begin(), {"--config", config.empty() ? s.config_path : config,
@@ -536,6 +536,7 @@ void broker_only(run_context& c) {
   j.event_type = "bench.event";
   j.payload = s.payload;
   j.content_type = "application/json";
+  j.expiration_ms = 300000; // as the relay's, at the default timeout
   std::vector<outgoing_message> batch(500, job_message(j));
   auto start = std::chrono::steady_clock::now();
   int64_t sent = 0;
