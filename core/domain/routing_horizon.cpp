@@ -14,6 +14,15 @@ bool any_of_in(const std::set<std::string>& a, const std::set<std::string>& b) {
 } // namespace
 
 int64_t routing_horizon::advance(horizon_sample now) {
+  // The newest id taken went back: the database was restored to an earlier
+  // point, or the sequence reset. Ids at or below the old safe id may be
+  // taken again by transactions still open, so nothing known holds.
+  bool went_back = now.last_event_id < safe_
+                   || (!samples_.empty() && now.last_event_id < samples_.back().last_event_id);
+  if (went_back) {
+    samples_.clear();
+    safe_ = 0;
+  }
   auto before = safe_;
   // A transaction id (virtualxid) is never used again: one that let go of
   // the lock does not take it back.

@@ -36,7 +36,8 @@ class routing_horizon {
 public:
   /// Takes a new sample (whose holders are also those that hold the lock
   /// now) and returns the safe id: the highest event id up to which
-  /// ordered events may be routed.
+  /// ordered events may be routed. A sample whose newest id is below what
+  /// the horizon has seen (a restored database) starts it afresh.
   int64_t advance(horizon_sample now);
 
   int64_t safe_id() const { return safe_; }

@@ -51,3 +51,21 @@ CAF_TEST(the retry delay is short while the horizon moves and grows while still)
   h.advance({6, {"1/1"}});
   CAF_CHECK(h.retry_delay(milliseconds{1000}) == milliseconds{2});
 }
+
+// After a point-in-time restore the sequence hands out ids the horizon had
+// already called safe: an open transaction may now hold one of them.
+CAF_TEST(a newest id that went back starts the horizon afresh) {
+  routing_horizon h;
+  CAF_CHECK_EQUAL(h.advance({100, {}}), 100);
+  // Restored to id 40; 41 is taken by a transaction still open.
+  CAF_CHECK_EQUAL(h.advance({42, {"7/1"}}), 0);
+  CAF_CHECK_EQUAL(h.advance({42, {"7/1"}}), 0);
+  CAF_CHECK_EQUAL(h.advance({43, {}}), 43);
+  // Samples taken before the restore count no more either.
+  routing_horizon g;
+  g.advance({10, {}});
+  g.advance({50, {"3/1"}});
+  CAF_CHECK_EQUAL(g.advance({20, {"4/1"}}), 0);
+  CAF_CHECK_EQUAL(g.advance({21, {"4/1"}}), 0); // 3/1's 50 must not count
+  CAF_CHECK_EQUAL(g.advance({21, {}}), 21);
+}
