@@ -1,5 +1,6 @@
 #include "tools/child_process.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -14,6 +15,38 @@
 
 namespace outbox {
 
+namespace {
+
+std::string name_of(const std::string& entry) {
+  return entry.substr(0, entry.find('='));
+}
+
+// This process's environment without OUTBOX_DATABASE_URL and
+// OUTBOX_AMQP_URL, then `extra`'s NAME=value entries in their place.
+std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry{*e};
+    auto name = name_of(entry);
+    bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
+      return x.find('=') != std::string::npos && name_of(x) == name;
+    });
+    if (name != "OUTBOX_DATABASE_URL" && name != "OUTBOX_AMQP_URL" && !replaced)
+      out.push_back(std::move(entry));
+  }
+  // The last entry of a name wins, as setenv one after another would have.
+  for (size_t i = 0; i < extra.size(); ++i) {
+    auto& x = extra[i];
+    bool later = std::any_of(extra.begin() + static_cast<long>(i) + 1, extra.end(),
+                             [&](const std::string& y) { return name_of(y) == name_of(x); });
+    if (x.find('=') != std::string::npos && !later)
+      out.push_back(x);
+  }
+  return out;
+}
+
+} // namespace
+
 child_process::child_process(const std::string& path,
                              const std::vector<std::string>& args,
                              const std::string& log_file,
@@ -24,6 +57,13 @@ child_process::child_process(const std::string& path,
   for (auto& a : store)
     argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The environment is built before the fork: between fork and exec a
+  // child of a process with threads may only make async-signal-safe calls.
+  std::vector<std::string> environment = child_environment(env);
+  std::vector<char*> envp;
+  for (auto& e : environment)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t parent = getpid();
   pid_ = fork();
   if (pid_ == 0) {
@@ -43,18 +83,11 @@ child_process::child_process(const std::string& path,
     // aborted test would otherwise keep, say, a lock file's descriptor and
     // the lock with it.
     close_range(3, ~0U, 0);
-    unsetenv("OUTBOX_DATABASE_URL");
-    unsetenv("OUTBOX_AMQP_URL");
-    for (auto& entry : env) {
-      auto eq = entry.find('=');
-      if (eq != std::string::npos)
-        setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
-    }
     // The parent may block signals; the child must start clean.
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    execv(path.c_str(), argv.data());
+    execve(path.c_str(), argv.data(), envp.data());
     _exit(127);
   }
 }
