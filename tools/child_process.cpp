@@ -22,25 +22,23 @@ std::string name_of(const std::string& entry) {
 }
 
 // This process's environment without OUTBOX_DATABASE_URL and
-// OUTBOX_AMQP_URL, then `extra`'s NAME=value entries in their place.
+// OUTBOX_AMQP_URL, then `extra`'s NAME=value entries set one after another
+// (the last of a name wins; an entry without '=' is ignored).
 std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
   std::vector<std::string> out;
   for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry{*e};
-    auto name = name_of(entry);
-    bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
-      return x.find('=') != std::string::npos && name_of(x) == name;
-    });
-    if (name != "OUTBOX_DATABASE_URL" && name != "OUTBOX_AMQP_URL" && !replaced)
-      out.push_back(std::move(entry));
+    auto name = name_of(*e);
+    if (name != "OUTBOX_DATABASE_URL" && name != "OUTBOX_AMQP_URL")
+      out.emplace_back(*e);
   }
-  // The last entry of a name wins, as setenv one after another would have.
-  for (size_t i = 0; i < extra.size(); ++i) {
-    auto& x = extra[i];
-    bool later = std::any_of(extra.begin() + static_cast<long>(i) + 1, extra.end(),
-                             [&](const std::string& y) { return name_of(y) == name_of(x); });
-    if (x.find('=') != std::string::npos && !later)
-      out.push_back(x);
+  for (auto& entry : extra) {
+    if (entry.find('=') == std::string::npos)
+      continue;
+    auto name = name_of(entry);
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const std::string& e) { return name_of(e) == name; }),
+              out.end());
+    out.push_back(entry);
   }
   return out;
 }
