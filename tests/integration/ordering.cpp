@@ -89,19 +89,12 @@ CAF_TEST(a timed out head holds its key until it is sent again) {
 CAF_TEST(order follows the events also when a later transaction committed first) {
   use_routes({ordered_route()});
   auto other = connect_db();
-  CAF_REQUIRE(!other.exec_script("begin", "BEGIN"));
-  auto early = must_exec(other, "SELECT " + names.publish_function
-                                  + "('e', '{}', 'K')")
-                 .int64(0, 0);
+  auto early = publish_left_open(other, "K");
   auto late = publish("e", "{}", "K"); // commits while `early` is open
   CAF_REQUIRE(late > early);
   // The later event waits for the open transaction: it is not routed.
-  for (int i = 0; i < 3; ++i) {
-    auto r = router->route_batch(db, 100);
-    CAF_REQUIRE(r);
-    CAF_CHECK_EQUAL(r->events_routed, 0);
-    CAF_CHECK(r->held_back);
-  }
+  for (int i = 0; i < 3; ++i)
+    check_held_back();
   CAF_REQUIRE(!other.exec_script("commit", "COMMIT"));
   route_events(2);
   auto c = claim("oq");
@@ -122,17 +115,11 @@ CAF_TEST(ids taken again after the sequence went back wait like new ones) {
   must_exec(db, "SELECT setval(pg_get_serial_sequence('" + names.events
                   + "', 'id'), 1, false)");
   auto other = connect_db();
-  CAF_REQUIRE(!other.exec_script("begin", "BEGIN"));
-  auto early = must_exec(other, "SELECT " + names.publish_function
-                                  + "('e', '{}', 'K')")
-                 .int64(0, 0);
+  auto early = publish_left_open(other, "K");
   auto late = publish("e", "{}", "K");
   CAF_REQUIRE_EQUAL(early, 1);
   CAF_REQUIRE_EQUAL(late, 2);
-  auto r = router->route_batch(db, 100);
-  CAF_REQUIRE(r);
-  CAF_CHECK_EQUAL(r->events_routed, 0);
-  CAF_CHECK(r->held_back);
+  check_held_back();
   CAF_REQUIRE(!other.exec_script("commit", "COMMIT"));
   route_events(2);
   CAF_CHECK_EQUAL(events_of(claim("oq")), (std::set<int64_t>{early}));
@@ -155,8 +142,7 @@ CAF_TEST(a transaction that inserted no event does not hold ordered events back)
 CAF_TEST(events of unordered routes are not held back by an open transaction) {
   use_routes({ordered_route(), plain_route("pq", "u")});
   auto other = connect_db();
-  CAF_REQUIRE(!other.exec_script("begin", "BEGIN"));
-  must_exec(other, "SELECT " + names.publish_function + "('e', '{}', 'K')");
+  publish_left_open(other, "K");
   publish("u", "{}", "K");
   publish("e", "{}"); // no key: nothing to order
   route_events(2);

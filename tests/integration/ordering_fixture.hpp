@@ -60,6 +60,22 @@ struct ordering_fixture : delivery_fixture {
     CAF_REQUIRE_EQUAL(routed, n);
   }
 
+  /// Publishes an event of `key` in a transaction of `other` that stays
+  /// open: an earlier id that commits after later ones.
+  int64_t publish_left_open(pg_connection& other, const std::string& key) {
+    CAF_REQUIRE(!other.exec_script("begin", "BEGIN"));
+    return must_exec(other, "SELECT " + names.publish_function + "('e', '{}', $1)", {key})
+      .int64(0, 0);
+  }
+
+  /// One routing pass routes nothing and says it held events back.
+  void check_held_back() {
+    auto r = router->route_batch(db, 100);
+    CAF_REQUIRE(r);
+    CAF_CHECK_EQUAL(r->events_routed, 0);
+    CAF_CHECK(r->held_back);
+  }
+
   int64_t publish_expiring(const std::string& key, int64_t ttl_seconds) {
     return must_exec(db, "SELECT " + names.publish_function
                            + "('e', '{}', $1, $2)",
