@@ -62,12 +62,12 @@ public:
   /// Waits until no delivery is open (or `limit` passes), then judges.
   fault_verdict settle(std::chrono::seconds limit = std::chrono::seconds{120});
 
-  /// Checks the verdict every scenario must meet, and reports it.
-  /// The common verdict; resends stay under 1% of the deliveries, or at most
-  /// `max_resent` when the scenario knows exactly which ones may come again.
   /// The config's batchSize: the most one claim takes.
   static constexpr int claim_batch = 50;
 
+  /// Checks the verdict every scenario must meet, and reports it.
+  /// The common verdict; resends stay under 1% of the deliveries, or at most
+  /// `max_resent` when the scenario knows exactly which ones may come again.
   void check(const std::string& scenario, const fault_verdict& v,
              std::optional<int64_t> max_resent = std::nullopt);
 
