@@ -31,16 +31,19 @@ CAF_TEST_FIXTURE_SCOPE(database_faults, fixture)
 CAF_TEST(PostgreSQL restarted and then stopped a while loses nothing) {
   start_all();
   start_workers();
-  publish_in_background(600, 150);
+  // Events keep coming through both faults, however long each takes.
+  keep_publishing(150);
   CAF_REQUIRE(wait_until([&] { return count_status("completed") >= 100; }));
   stop_database();
   start_database();
   db = connect_db();
   auto completed = count_status("completed");
-  CAF_REQUIRE(wait_until([&] { return count_status("completed") >= completed + 100; }));
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") >= completed + 100; },
+                         std::chrono::seconds{120}));
   stop_database();
   // Down until the relay's nodes have seen it.
-  CAF_REQUIRE(wait_until([&] { return noticed("router") && noticed("dispatcher"); }));
+  CAF_REQUIRE(wait_until([&] { return noticed("router") && noticed("dispatcher"); },
+                         std::chrono::seconds{120}));
   start_database();
   db = connect_db();
   auto v = settle();

@@ -55,8 +55,7 @@ fault_cluster::fault_cluster(std::string retry_delays, int timeout_seconds,
 }
 
 fault_cluster::~fault_cluster() {
-  if (publisher_.joinable())
-    publisher_.join();
+  stop_publishing();
   workers.clear();
   dispatcher_node.reset();
   router_node.reset();
@@ -108,39 +107,52 @@ void fault_cluster::start_workers(int job_ms, int prefetch) {
 
 void fault_cluster::publish_in_background(int n, int per_second) {
   wait_published();
-  published_ += n;
-  publisher_ = std::thread{[this, n, per_second] {
-    std::optional<pg_connection> conn;
-    auto start = clock_type::now();
-    auto url = database_url();
-    auto sql = "SELECT " + names.publish_function + "('e', $1)";
-    for (int i = 0; i < n;) {
-      if (per_second > 0)
-        std::this_thread::sleep_until(
-          start + std::chrono::microseconds{int64_t{1000000} * i / per_second});
-      if (!conn || !conn->ok()) {
-        conn.reset();
-        if (auto c = pg_connection::connect(url))
-          conn.emplace(std::move(*c));
-      }
-      // The scenario may have stopped the database: try again shortly.
-      if (!conn || !conn->exec("publish", sql, {"{\"n\":" + std::to_string(i) + "}"})) {
-        conn.reset();
-        std::this_thread::sleep_for(std::chrono::milliseconds{100});
-        continue;
-      }
-      ++i;
+  publisher_ = std::thread{[this, n, per_second] { publish_loop(n, per_second); }};
+}
+
+void fault_cluster::keep_publishing(int per_second) {
+  wait_published();
+  publisher_ = std::thread{[this, per_second] { publish_loop(-1, per_second); }};
+}
+
+void fault_cluster::stop_publishing() {
+  stop_ = true;
+  wait_published();
+}
+
+void fault_cluster::publish_loop(int64_t n, int per_second) {
+  std::optional<pg_connection> conn;
+  auto start = clock_type::now();
+  auto url = database_url();
+  auto sql = "SELECT " + names.publish_function + "('e', $1)";
+  for (int64_t i = 0; n < 0 ? !stop_ : i < n;) {
+    if (per_second > 0)
+      std::this_thread::sleep_until(
+        start + std::chrono::microseconds{int64_t{1000000} * i / per_second});
+    if (!conn || !conn->ok()) {
+      conn.reset();
+      if (auto c = pg_connection::connect(url))
+        conn.emplace(std::move(*c));
     }
-  }};
+    // The scenario may have stopped the database: try again shortly.
+    if (!conn || !conn->exec("publish", sql, {"{\"n\":" + std::to_string(i) + "}"})) {
+      conn.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds{100});
+      continue;
+    }
+    ++i;
+    ++published_;
+  }
 }
 
 void fault_cluster::wait_published() {
   if (publisher_.joinable())
     publisher_.join();
+  stop_ = false;
 }
 
 fault_verdict fault_cluster::settle(std::chrono::seconds limit) {
-  wait_published();
+  stop_publishing();
   fault_verdict v;
   v.expected = published_ * 2;
   auto start = clock_type::now();

@@ -59,6 +59,16 @@ public:
   void publish_in_background(int n, int per_second);
   void wait_published();
 
+  /// Publishes events of type "e" at `per_second` on a thread of its own
+  /// until stop_publishing() (settle() stops it too). A scenario drives its
+  /// fault with it: events keep coming for as long as the fault takes to
+  /// be in effect, however slow the machine, instead of for a fixed time.
+  void keep_publishing(int per_second);
+  void stop_publishing();
+
+  /// Events published so far (committed and acknowledged).
+  int64_t published() const { return published_; }
+
   /// Waits until no delivery is open (or `limit` passes), then judges.
   fault_verdict settle(std::chrono::seconds limit = std::chrono::seconds{120});
 
@@ -91,8 +101,12 @@ private:
                                             std::vector<std::string> args);
   std::string config_path_;
   std::string status_port_;
+  // Publishes up to `n` events (or until stop_ when n < 0).
+  void publish_loop(int64_t n, int per_second);
+
   std::thread publisher_;
-  int64_t published_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> published_{0};
 };
 
 } // namespace outbox::testing

@@ -13,10 +13,13 @@ CAF_TEST_FIXTURE_SCOPE(node_faults, fault_cluster)
 CAF_TEST(kill -9 of each node kind and of a worker loses nothing) {
   start_all();
   start_workers(5);
-  publish_in_background(800, 100);
+  // Events keep coming through every kill and restart, however long each
+  // takes: every step waits for completions that only new events give.
+  keep_publishing(100);
   auto progressed = [&](int64_t by) {
     auto now = count_status("completed");
-    return wait_until([&] { return count_status("completed") >= now + by; });
+    return wait_until([&] { return count_status("completed") >= now + by; },
+                      std::chrono::seconds{120});
   };
   CAF_REQUIRE(progressed(100));
   router_node->signal(SIGKILL);
