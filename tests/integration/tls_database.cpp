@@ -21,7 +21,7 @@ using namespace outbox::testing;
 
 namespace {
 
-struct fixture : cluster_fixture {
+struct fixture : tls_required, cluster_fixture {
   std::string dir = tls_dir();
 
   // The test database's URL verified against `root`, with the client
@@ -53,8 +53,6 @@ bool uses_tls(pg_connection& conn) {
 CAF_TEST_FIXTURE_SCOPE(tls_database_tests, fixture)
 
 CAF_TEST(verify full connects in both url forms) {
-  if (!tls_servers_named())
-    return;
   auto kv = pg_connection::connect(tls_url(dir + "/ca.pem"));
   if (!kv)
     CAF_FAIL("key=value form: " << render(kv.error()));
@@ -70,8 +68,6 @@ CAF_TEST(verify full connects in both url forms) {
 }
 
 CAF_TEST(a server the root certificate does not vouch for is refused) {
-  if (!tls_servers_named())
-    return;
   auto c = pg_connection::connect(tls_url(dir + "/other/ca.pem"));
   CAF_REQUIRE(!c);
   CAF_CHECK(c.error() == errc::database_unavailable);
@@ -83,8 +79,6 @@ CAF_TEST(a server the root certificate does not vouch for is refused) {
 }
 
 CAF_TEST(a node and a worker run on tls to both servers) {
-  if (!tls_servers_named())
-    return;
   auto app = unique_prefix() + "node";
   auto q = queue("tls");
   auto cfg = make_config({make_route("e", "J", q, {60})});
@@ -104,8 +98,6 @@ CAF_TEST(a node and a worker run on tls to both servers) {
 }
 
 CAF_TEST(outboxctl takes a tls database url) {
-  if (!tls_servers_named())
-    return;
   auto path = "/tmp/" + unique_prefix() + "tls.json";
   write_config_file(path, "{}");
   auto [status, output] = run_command("env OUTBOX_DATABASE_URL='" + tls_url(dir + "/ca.pem")

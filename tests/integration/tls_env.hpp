@@ -1,13 +1,12 @@
 // The TLS side of the test servers (tools/lib/services.sh): the folder of
-// the test certificates and the broker's amqps:// URL. Tests that need TLS
-// skip with a message when the variables are unset (servers named by hand);
-// tools/test always sets them.
+// the test certificates and the broker's amqps:// URL. A suite that needs
+// TLS is skipped as a whole, and reported to CTest as skipped, when the
+// variables are unset (servers named by hand); tools/test always sets them.
 #pragma once
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
-
-#include <caf/test/unit_test.hpp>
 
 namespace outbox::testing {
 
@@ -24,13 +23,22 @@ inline std::string amqps_url() {
   return v ? v : "";
 }
 
-/// True when both are set; says why the test is skipped otherwise.
-inline bool tls_servers_named() {
-  if (!tls_dir().empty() && !amqps_url().empty())
-    return true;
-  CAF_MESSAGE("skipped: OUTBOX_TEST_TLS_DIR or OUTBOX_TEST_AMQPS_URL is not set "
-              "(tools/test sets both)");
-  return false;
-}
+/// The exit code of a suite that cannot run here: its CTest entry has
+/// SKIP_RETURN_CODE set to it (tests/CMakeLists.txt), so it counts as
+/// skipped, never as passed.
+constexpr int skip_exit_code = 77;
+
+/// The first base of a TLS suite's fixture: without both variables it ends
+/// the test binary (one suite per CTest entry) with skip_exit_code, before
+/// the rest of the fixture makes anything that would need cleaning up.
+struct tls_required {
+  tls_required() {
+    if (!tls_dir().empty() && !amqps_url().empty())
+      return;
+    std::cerr << "skipped: OUTBOX_TEST_TLS_DIR or OUTBOX_TEST_AMQPS_URL is not "
+                 "set (tools/test sets both)\n";
+    std::exit(skip_exit_code);
+  }
+};
 
 } // namespace outbox::testing

@@ -24,7 +24,7 @@ const std::string python = "/usr/bin/python3";
 const std::string worker_script = std::string{OUTBOX_SOURCE_DIR}
                                   + "/tools/python/outbox_worker.py";
 
-struct fixture : cluster_fixture {
+struct fixture : tls_required, cluster_fixture {
   std::string dir = tls_dir();
   std::string q = queue("pytls");
   std::string log_path = "/tmp/" + queue_prefix + "python_tls.log";
@@ -50,8 +50,6 @@ struct fixture : cluster_fixture {
 CAF_TEST_FIXTURE_SCOPE(tls_python_worker_tests, fixture)
 
 CAF_TEST(the python worker completes jobs over amqps with a client certificate) {
-  if (!tls_servers_named())
-    return;
   auto url = amqps_url() + "&certfile=" + dir + "/client.pem&keyfile=" + dir
              + "/client.key";
   running_node node{make_config({make_route("e", "J", q, {60})})};
@@ -63,8 +61,6 @@ CAF_TEST(the python worker completes jobs over amqps with a client certificate) 
 }
 
 CAF_TEST(an unreadable ca file stops the python worker with its path) {
-  if (!tls_servers_named())
-    return;
   auto [status, output] = run_command("env OUTBOX_AMQP_URL='" + base_url()
                                       + "?cacertfile=/nonexistent/ca.pem' " + python
                                       + " " + worker_script + " --queue " + q);
@@ -76,8 +72,6 @@ CAF_TEST(an unreadable ca file stops the python worker with its path) {
 }
 
 CAF_TEST(an untrusted broker certificate is logged as such and retried) {
-  if (!tls_servers_named())
-    return;
   auto w = worker(base_url() + "?cacertfile=" + dir + "/other/ca.pem");
   CAF_CHECK(wait_until([&] {
     return log_text().find("tls=certificate_not_trusted") != std::string::npos;

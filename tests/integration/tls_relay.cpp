@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct fixture : cluster_fixture {
+struct fixture : tls_required, cluster_fixture {
   std::string q = queue("tls_relay");
 
   /// The test broker's amqps:// URL under another host name and/or CA.
@@ -35,8 +35,6 @@ struct fixture : cluster_fixture {
 CAF_TEST_FIXTURE_SCOPE(tls_relay_tests, fixture)
 
 CAF_TEST(deliveries wait for a broker that is not trusted then complete) {
-  if (!tls_servers_named())
-    return;
   struct {
     const char* name;
     std::string url;
@@ -72,8 +70,6 @@ CAF_TEST(deliveries wait for a broker that is not trusted then complete) {
 }
 
 CAF_TEST(direct publishing goes over amqps) {
-  if (!tls_servers_named())
-    return;
   auto cfg = make_config({make_route("metrics.cpu", "RecordCpu", q, {1})});
   cfg.amqp_url = amqps_url();
   cfg.direct_patterns = {"metrics.*"};
