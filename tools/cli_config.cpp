@@ -3,10 +3,12 @@
 #include <caf/config_value.hpp>
 #include <caf/pec.hpp>
 
+#include <iostream>
 #include <set>
 #include <sstream>
 
 #include "core/base/errors.hpp"
+#include "core/pg/migrations.hpp"
 #include "tools/caf_option_rules.hpp"
 
 namespace outbox {
@@ -50,8 +52,14 @@ std::string option_name(const caf::config_option_set& own,
   return {};
 }
 
-bool is_help(const std::string& name) {
-  return name == "help" || name == "long-help";
+bool is_help(const std::string& arg) {
+  return arg == "--help" || arg == "-h" || arg == "-?" || arg == "--long-help";
+}
+
+// CAF's own options in the "global" group, not the program's.
+bool is_caf_global(const std::string& name) {
+  return name == "help" || name == "long-help" || name == "config-file"
+         || name == "dump-config";
 }
 
 // Options are ours, help, or the CAF options the binaries pass through
@@ -64,16 +72,14 @@ std::string check_option_names(const caf::config_option_set& own,
     if (a.size() < 2 || a[0] != '-')
       continue;
     auto name = option_name(own, a);
-    if (a == "-h" || a == "-?")
-      name = "help";
     if (name.empty())
       return a.substr(0, 2) + ": no such option (see --help)";
     // CAF's own global options read a file of CAF settings (any file, even
     // /dev/zero) or print every setting, passphrases included.
     if (name == "config-file" || name == "dump-config")
       return "--" + name + ": not supported by this program";
-    bool ours = own.cli_long_name_lookup(name) != nullptr;
-    if (!ours && !is_help(name) && !is_passed_caf_option(name))
+    bool ours = own.cli_long_name_lookup(name) != nullptr && !is_caf_global(name);
+    if (!ours && !is_passed_caf_option(name))
       return "--" + name + ": no such option (see --help)";
     if (!seen.insert(name).second)
       return "--" + name + ": given more than once";
@@ -86,6 +92,13 @@ std::string check_option_names(const caf::config_option_set& own,
 std::string cli_config::parse_args(int argc, char** argv) {
   // CAF stops at the first positional argument (verbs such as "migrate"),
   // so options go first and positionals after them.
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    help_requested = help_requested || is_help(a);
+    version_requested = version_requested || a == "--version";
+  }
+  if (help_requested || version_requested)
+    return {};
   string_list opts, positionals;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -116,6 +129,61 @@ std::string cli_config::parse_args(int argc, char** argv) {
   if (auto err = parse(std::move(opts), no_ini))
     return describe_parse_error(err);
   return check_caf_options(content);
+}
+
+std::string version_text(const std::string& program) {
+  return program + " " + OUTBOX_VERSION + " (schema version "
+         + std::to_string(migrations().back().version) + ")";
+}
+
+bool cli_config::answered_help(const std::string& program,
+                               const std::string& help) const {
+  if (version_requested && !help_requested)
+    std::cout << version_text(program) << "\n";
+  else if (help_requested)
+    std::cout << help;
+  return help_requested || version_requested;
+}
+
+std::string
+cli_config::options_text(const std::map<std::string, std::string>& metavars) const {
+  std::string out;
+  for (auto& opt : custom_options_) {
+    std::string name{opt.long_name().data(), opt.long_name().size()};
+    if (opt.category() != "global" || is_caf_global(name))
+      continue;
+    std::string line = "  ";
+    for (auto c : opt.short_names())
+      line += std::string{"-"} + c + ", ";
+    line += "--" + name;
+    if (!opt.is_flag()) {
+      auto m = metavars.find(name);
+      line += " " + (m == metavars.end() ? std::string{"VALUE"} : m->second);
+    }
+    // Descriptions start in one column and wrap at 80; a long flag gets a
+    // line of its own.
+    constexpr size_t column = 32, width = 80;
+    const std::string indent(column, ' ');
+    line += line.size() < column ? std::string(column - line.size(), ' ')
+                                 : "\n" + indent;
+    std::istringstream words{std::string{opt.description().data(),
+                                         opt.description().size()}};
+    size_t used = column;
+    bool first = true;
+    for (std::string w; words >> w; first = false) {
+      if (!first && used + 1 + w.size() > width) {
+        line += "\n" + indent;
+        used = column;
+      } else if (!first) {
+        line += ' ';
+        ++used;
+      }
+      line += w;
+      used += w.size();
+    }
+    out += line + "\n";
+  }
+  return out;
 }
 
 } // namespace outbox

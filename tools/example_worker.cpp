@@ -80,7 +80,12 @@ int main(int argc, char** argv) {
     std::cerr << "example_worker: " << err << "\n";
     return 2;
   }
-  if (opts.cli_helptext_printed)
+  if (opts.answered_help("example_worker",
+                         std::string{"usage: example_worker --config FILE --queue "
+                                     "QUEUE [--prefetch 1..1000] [--max-jobs N]\n\n"
+                                     "The demo worker: runs the example jobs of "
+                                     "one queue.\n\noptions:\n"}
+                           + opts.options_text({})))
     return 0;
   if (opts.queue.empty() || opts.prefetch < 1 || opts.prefetch > 1000
       || opts.max_jobs < 0 || !opts.remainder.empty()) {

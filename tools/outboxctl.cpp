@@ -62,6 +62,40 @@ constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "--config FILE\n"
                               "       outboxctl skip ID... --config FILE\n";
 
+// --help: what each verb does, then the flags, examples and exit codes.
+constexpr const char* verbs_help =
+  "Operate an outbox cluster: migrate its schema, show its status, and act\n"
+  "on deliveries that ended or wait.\n"
+  "\n"
+  "verbs:\n"
+  "  migrate                  create or upgrade the tables and outbox_publish\n"
+  "  status                   ask the cluster's status node (--connect, default\n"
+  "                           127.0.0.1:4250); with --db read the database alone\n"
+  "  failed, expired          list final deliveries of that status\n"
+  "  retry ID... | retry --status failed|expired\n"
+  "                           send failed or expired deliveries again\n"
+  "  forget ID                delete one final delivery\n"
+  "  prune --hours N          delete final deliveries older than N hours\n"
+  "  quarantined              list events that could not be routed\n"
+  "  discard EVENT_ID...      delete quarantined events\n"
+  "  blocked                  list keys stopped by a delivery that failed\n"
+  "                           (routes with \"onFailure\": \"block\")\n"
+  "  skip ID...               give up a blocking delivery and release its key\n"
+  "\n"
+  "options:\n";
+
+constexpr const char* examples_help =
+  "\n"
+  "examples:\n"
+  "  outboxctl migrate --config /etc/outbox/outbox.json\n"
+  "  outboxctl status --connect 10.0.0.1:4250 --tls-cert op.pem --tls-key op.key \\\n"
+  "      --tls-ca ca.pem\n"
+  "  outboxctl failed --queue stock.publish --limit 20 --config outbox.json\n"
+  "  outboxctl retry --status failed --queue stock.publish --config outbox.json\n"
+  "\n"
+  "exit status: 0 done, 1 the database or cluster failed or refused, 2 bad\n"
+  "usage or config. More: man outboxctl, docs/operations.md.\n";
+
 struct ctl_config : outbox::cli_config {
   std::string config_file = "config/outbox.json";
   std::string connect; ///< "" = not given: the default status address
@@ -84,6 +118,16 @@ struct ctl_config : outbox::cli_config {
     outbox::add_tls_flags(tls_group, tls);
     outbox::register_message_types(*this);
     load<caf::io::middleman>();
+  }
+
+  std::string help() const {
+    return std::string{usage} + "\n" + verbs_help
+           + options_text({{"config", "FILE"}, {"connect", "HOST:PORT"},
+                           {"queue", "QUEUE"}, {"status", "STATUS[,...]"},
+                           {"hours", "N"}, {"limit", "N"}, {"tls-cert", "FILE"},
+                           {"tls-key", "FILE"}, {"tls-ca", "FILE"},
+                           {"tls-key-passphrase-file", "FILE"}})
+           + examples_help;
   }
 };
 
@@ -274,7 +318,7 @@ int main(int argc, char** argv) {
     std::cerr << "outboxctl: " << err << "\n";
     return exit_usage;
   }
-  if (opts.cli_helptext_printed)
+  if (opts.answered_help("outboxctl", opts.help()))
     return 0;
   auto verb = opts.remainder.empty() ? std::string{} : opts.remainder[0];
   if (auto misplaced = flag_not_for(verb, opts); !misplaced.empty()) {
@@ -294,8 +338,16 @@ int main(int argc, char** argv) {
       opts.admin.queue = opts.queue;
     return outbox::run_admin_verb(verb, opts.admin, *cfg);
   }
-  if (opts.remainder.size() != 1 || (verb != "migrate" && verb != "status")) {
+  if (verb != "migrate" && verb != "status") {
+    if (!verb.empty())
+      std::cerr << "outboxctl: no such verb \"" << verb << "\" (see --help)\n";
     std::cerr << usage;
+    return exit_usage;
+  }
+  if (opts.remainder.size() != 1) {
+    std::cerr << "outboxctl " << verb << ": unexpected argument \""
+              << opts.remainder[1] << "\"\n"
+              << usage;
     return exit_usage;
   }
   bool status = opts.remainder[0] == "status";

@@ -26,6 +26,37 @@ namespace {
 constexpr int exit_usage = 2;   // bad flags or config
 constexpr int exit_failure = 1; // could not start, or a --once pass failed
 
+// --help: the roles, then the flags, examples and exit codes.
+constexpr const char* roles_help =
+  "usage: outboxd [--config FILE] [--roles R,...] [--queues Q,...]\n"
+  "               [--listen [HOST:]PORT | --join HOST:PORT] [--http [HOST:]PORT]\n"
+  "               [--tls-cert FILE --tls-key FILE --tls-ca FILE] [--once]\n"
+  "\n"
+  "One node of the outbox cluster. Alone it runs every role for every routed\n"
+  "queue; --roles, --queues, --listen and --join split the work over nodes.\n"
+  "\n"
+  "roles:\n"
+  "  status       the cluster's membership, status view and wake-ups; the\n"
+  "               other nodes --join it\n"
+  "  router       routes committed events to deliveries\n"
+  "  dispatcher   publishes ready deliveries of its queues to RabbitMQ\n"
+  "  results      applies the workers' results of its queues\n"
+  "  sweeper      times out deliveries, expires them, deletes old final ones\n"
+  "\n"
+  "options:\n";
+
+constexpr const char* daemon_examples_help =
+  "\n"
+  "examples:\n"
+  "  outboxd --config /etc/outbox/outbox.json            every role, one process\n"
+  "  outboxd --roles status,router,sweeper --listen 0.0.0.0:4250 \\\n"
+  "      --tls-cert status.pem --tls-key status.key --tls-ca ca.pem\n"
+  "  outboxd --roles dispatcher,results --queues stock.publish \\\n"
+  "      --join 10.0.0.1:4250 --tls-cert work2.pem --tls-key work2.key --tls-ca ca.pem\n"
+  "\n"
+  "exit status: 0 stopped cleanly, 1 could not start or a --once pass failed,\n"
+  "2 bad usage or config. More: man outboxd, docs/operations.md.\n";
+
 struct daemon_config : outbox::cli_config {
   std::string config_file = "config/outbox.json";
   std::string log_level = "info";
@@ -75,6 +106,17 @@ struct daemon_config : outbox::cli_config {
     outbox::register_message_types(*this);
     load<caf::io::middleman>();
   }
+
+  std::string help() const {
+    return std::string{roles_help}
+           + options_text({{"config", "FILE"}, {"roles", "R[,...]"},
+                           {"queues", "Q[,...]"}, {"listen", "[HOST:]PORT"},
+                           {"join", "HOST:PORT"}, {"http", "[HOST:]PORT"},
+                           {"sleep", "SECONDS"}, {"log-level", "LEVEL"},
+                           {"tls-cert", "FILE"}, {"tls-key", "FILE"},
+                           {"tls-ca", "FILE"}, {"tls-key-passphrase-file", "FILE"}})
+           + daemon_examples_help;
+  }
 };
 
 // What the flags and the config file ask for, or the exit status (2) after
@@ -93,7 +135,7 @@ startup read_startup(daemon_config& opts, int argc, char** argv) {
     std::cerr << "outboxd: " << err << "\n";
     return out;
   }
-  if (opts.cli_helptext_printed) {
+  if (opts.answered_help("outboxd", opts.help())) {
     out.exit_code = 0;
     return out;
   }

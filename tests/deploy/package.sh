@@ -69,6 +69,18 @@ for b in outboxd outboxctl; do
   if ldd "$ROOT/usr/bin/$b" | grep -q 'not found'; then fail "$b: a library is missing"; fi
 done
 
+step "manual pages, --help and --version of the installed binaries"
+for page in man1/outboxctl.1.gz man8/outboxd.8.gz; do
+  [ -s "$ROOT/usr/share/man/$page" ] || fail "the package lacks /usr/share/man/$page"
+  zcat "$ROOT/usr/share/man/$page" | grep -q '^\.TH ' || fail "$page is no manual page"
+done
+VERSION=$(grep -m1 -o 'project(outbox VERSION [0-9.]*' "$SRC/CMakeLists.txt" | awk '{print $3}')
+for b in outboxd outboxctl; do
+  "$ROOT/usr/bin/$b" --version | grep -qx "$b $VERSION (schema version [0-9]*)" \
+    || fail "$b --version does not say $VERSION"
+  "$ROOT/usr/bin/$b" --help | grep -q '^examples:' || fail "$b --help has no examples"
+done
+
 UNIT=$ROOT/usr/lib/systemd/system/outboxd@.service
 if command -v systemd-analyze >/dev/null && [ -d /lib/systemd/system ]; then
   step "systemd-analyze verify"

@@ -11,6 +11,7 @@
 
 #include "core/pg/migrations.hpp"
 #include "tests/integration/child_process.hpp"
+#include "tests/integration/help_checks.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;
@@ -109,6 +110,14 @@ CAF_TEST(a bad config exits non zero and lists every problem) {
   std::remove(path.c_str());
 }
 
+CAF_TEST(help names every verb and version names the schema) {
+  check_help_and_version(
+    "outboxctl", OUTBOXCTL_PATH,
+    {"migrate", "status", "failed", "expired", "retry", "forget", "prune",
+     "quarantined", "discard", "blocked", "skip"},
+    std::string{OUTBOX_SOURCE_DIR} + "/tools/man/outboxctl.1");
+}
+
 CAF_TEST(usage errors and an unreachable database are clear) {
   CAF_CHECK_EQUAL(run("").status, 2);
   auto refused = [](const std::string& args, const std::string& text) {
@@ -118,6 +127,10 @@ CAF_TEST(usage errors and an unreachable database are clear) {
   refused("migrate --no-such-flag", "--no-such-flag: no such option");
   refused("prune --hours=x --config /nonexistent.json", "--hours=x: not a valid value");
   refused("status --connect", "--connect: needs a value");
+  refused("status --long-help=x", "--long-help: no such option");
+  refused("status --config-file=x.ini", "--config-file: not supported by this program");
+  refused("frobnicate", "outboxctl: no such verb \"frobnicate\" (see --help)");
+  refused("migrate now", "outboxctl migrate: unexpected argument \"now\"");
   refused("migrate --config /nonexistent.json", "cannot open config file");
   auto prefix = unique_prefix();
   auto path = "/tmp/" + prefix + "down.json";

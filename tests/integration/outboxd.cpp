@@ -7,6 +7,7 @@
 
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/help_checks.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -31,6 +32,12 @@ struct fixture : cluster_fixture {
 };
 
 } // namespace
+
+CAF_TEST(help names every role and version names the schema) {
+  check_help_and_version("outboxd", OUTBOXD_PATH,
+                         {"status", "router", "dispatcher", "results", "sweeper"},
+                         std::string{OUTBOX_SOURCE_DIR} + "/tools/man/outboxd.8");
+}
 
 CAF_TEST_FIXTURE_SCOPE(outboxd_tests, fixture)
 

@@ -858,7 +858,12 @@ int main(int argc, char** argv) {
   };
   if (auto err = o.parse_args(argc, argv); !err.empty())
     return usage(err);
-  if (o.cli_helptext_printed)
+  if (o.answered_help("outbox_bench",
+                      std::string{"usage: outbox_bench --database-url URL "
+                                  "--amqp-url URL [knobs]\n\nThe benchmark "
+                                  "behind tools/bench (docs/performance.md)."
+                                  "\n\noptions:\n"}
+                        + o.options_text({})))
     return 0;
   if (o.database_url.empty() || o.amqp_url.empty())
     return usage("--database-url and --amqp-url are required (tools/bench sets them)");
