@@ -7,7 +7,7 @@
 #include "actors/dispatcher.hpp"
 #include "actors/node_agent.hpp"
 #include "actors/node_tls.hpp"
-#include "actors/notify_listener.hpp"
+#include "actors/event_watcher.hpp"
 #include "actors/ready_listener.hpp"
 #include "actors/result_handler.hpp"
 #include "actors/retention.hpp"
@@ -106,7 +106,7 @@ void spawn_ready_listener(node_bootstrap& b) {
                                         local, b.actors.agent});
 }
 
-/// The router, and its NOTIFY listener when it delivers immediately.
+/// The router, and its event watcher when it delivers immediately.
 void spawn_router(node_bootstrap& b) {
   auto& cfg = b.cfg;
   std::optional<ready_notify> notify;
@@ -124,8 +124,8 @@ void spawn_router(node_bootstrap& b) {
   b.info.actors.push_back({"router", "router", "", router_hdl});
   if (b.settings.once || !cfg.deliver_immediately)
     return;
-  b.actors.listener = b.sys.spawn(notify_listener, cfg.database_url,
-                                  cfg.names.notify_channel(), router_hdl);
+  b.actors.listener = b.sys.spawn(event_watcher, cfg.database_url, cfg.names,
+                                  router_hdl);
   caf::anon_send(router_hdl, listener_atom::value, b.actors.listener);
 }
 

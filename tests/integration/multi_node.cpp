@@ -5,6 +5,7 @@
 
 #include <rapidjson/document.h>
 
+#include "core/pg/event_probe.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/test_worker.hpp"
@@ -81,9 +82,16 @@ struct multi_fixture : cluster_fixture {
     return rows.int64(0, 0) >= 1;
   }
 
+  /// Whether the router's event watcher probes the events table.
+  bool probing_events() {
+    auto rows = must_exec(db, "SELECT count(*) FROM pg_stat_activity WHERE query = $1",
+                          {event_probe::sql(names)});
+    return rows.int64(0, 0) >= 1;
+  }
+
   /// Whether the start-up is over: all three nodes are up, every actor has
-  /// run its first pass, and both wake-up channels (event inserts for the
-  /// router, new deliveries for the dispatcher node) are listened on.
+  /// run its first pass, the events are probed for the router and the
+  /// new deliveries' channel is listened on for the dispatcher node.
   bool started_up() {
     auto doc = status();
     if (!doc.HasMember("nodes") || doc["nodes"].Size() != 3)
@@ -95,8 +103,7 @@ struct multi_fixture : cluster_fixture {
         if (a["passes"].GetInt64() < 1)
           return false;
     }
-    return listening_on(names.notify_channel())
-           && listening_on(names.ready_channel());
+    return probing_events() && listening_on(names.ready_channel());
   }
 };
 
@@ -107,9 +114,9 @@ CAF_TEST_FIXTURE_SCOPE(multi_node_tests, multi_fixture)
 CAF_TEST(events complete across three nodes and status shows every node) {
   CAF_MESSAGE("logs in " << dir << "*.log");
   auto s = status_node();
-  // With a 60 s sleep only wake-ups move events on in time: the insert's
-  // NOTIFY wakes the router, whose routing transaction's NOTIFY wakes the
-  // dispatcher on the other node.
+  // With a 60 s sleep only wake-ups move events on in time: the event
+  // watcher's probe wakes the router, whose routing transaction's NOTIFY
+  // wakes the dispatcher on the other node.
   auto r = router_node("60");
   auto d = dispatcher_node("60");
   test_worker worker{amqp_url(), q, [](const job_seen&, int) {

@@ -5,6 +5,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/pg/db_stores.hpp"
+#include "core/pg/event_probe.hpp"
 #include "core/pg/retention_repository.hpp"
 #include "tests/integration/delivery_fixture.hpp"
 
@@ -196,6 +197,14 @@ CAF_TEST(routing walks the unrouted index in order after the table grew) {
   CAF_CHECK(!has(route, "Seq Scan on " + names.events));
   CAF_CHECK(!has(route, "Sort Key: e.id")); // stops after the batch
   CAF_CHECK(has(route, "Index Cond: (id = ANY ($"));  // marks by key
+  // The event watcher's probe reads the newest unrouted ids from the same
+  // index, backwards, and stops after its window.
+  auto probe = plan_text(must_exec(db, "EXPLAIN " + event_probe::sql(names)));
+  CAF_MESSAGE("probe plan:\n" << probe);
+  CAF_CHECK(has(probe, "Index Only Scan Backward using " + names.events + "_unrouted_idx")
+            || has(probe, "Index Scan Backward using " + names.events + "_unrouted_idx"));
+  CAF_CHECK(!has(probe, "Seq Scan"));
+  CAF_CHECK(!has(probe, "Sort"));
   auto coalesce = coalesce_plan();
   CAF_MESSAGE("coalesce plan:\n" << coalesce);
   CAF_CHECK(has(coalesce, names.deliveries + "_coalesce_idx"));
