@@ -1,5 +1,6 @@
-# The helpers of tests/deploy/package.sh: checks on an unpacked package and
-# a node started from it the way its systemd unit would. Source it.
+# The helpers of tests/deploy/package.sh (and install.sh): checks on an
+# unpacked package and a node started from it the way its systemd unit
+# would. Source it.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../tools/lib/free_port.sh"
 
