@@ -62,7 +62,9 @@ while read -r inc; do
   [ -f "$PREFIX/include/outbox/$inc" ] || fail "an installed header includes \"$inc\", not installed"
 done < <(grep -rhoE '^#include "[^"]+"' "$PREFIX/include/outbox" | cut -d'"' -f2 | sort -u)
 # The migrations are compiled into outbox_pg (cmake/embed_schema.cmake).
-nm -C "$LIBDIR/liboutbox_pg.a" | grep -q ' T outbox::migrations()' \
+# (grep reads all of nm's output: -q would end the pipe early, and
+# pipefail would take nm's SIGPIPE for a failure.)
+nm -C "$LIBDIR/liboutbox_pg.a" | grep ' T outbox::migrations()' >/dev/null \
   || fail "the installed liboutbox_pg.a lacks the embedded schema"
 
 step "the application built with find_package(Outbox CONFIG)"
