@@ -55,6 +55,19 @@ for f in ./usr/bin/outboxd ./usr/bin/outboxctl ./etc/outbox/outbox.json \
          ./usr/share/doc/outbox/examples/prometheus/outbox-alerts.yml; do
   grep -qxF "$f" <<<"$CONTENTS" || fail "the package lacks $f"
 done
+# What an application builds against (cmake/install_libs.cmake; built and
+# used by tests/deploy/install.sh): headers, static libraries, the CMake
+# package and the pkg-config files, in the multiarch library folder.
+LIB=./usr/lib/$(c++ -print-multiarch)
+for f in ./usr/include/outbox/core/producer/event_store.hpp ./usr/include/outbox/worker/worker.hpp \
+         ./usr/include/outbox/tests/fakes/fake_event_store.hpp \
+         "$LIB/liboutbox_producer.a" "$LIB/liboutbox_worker.a" "$LIB/liboutbox_testing.a" \
+         "$LIB/cmake/Outbox/OutboxConfig.cmake" "$LIB/cmake/Outbox/OutboxConfigVersion.cmake" \
+         "$LIB/cmake/Outbox/OutboxTargets.cmake" "$LIB/cmake/Outbox/FindCAF.cmake" \
+         "$LIB/pkgconfig/outbox-producer.pc" "$LIB/pkgconfig/outbox-worker.pc" \
+         "$LIB/pkgconfig/outbox-testing.pc"; do
+  grep -qxF "$f" <<<"$CONTENTS" || fail "the package lacks $f"
+done
 
 step "dpkg --root: installed into a temporary root, its scripts run there"
 HOST_USERS=$(cat /etc/passwd /etc/group | md5sum)

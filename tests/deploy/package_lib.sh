@@ -1,5 +1,6 @@
-# The helpers of tests/deploy/package.sh: checks on an unpacked package and
-# a node started from it the way its systemd unit would. Source it.
+# The helpers of tests/deploy/package.sh (and install.sh): checks on an
+# unpacked package and a node started from it the way its systemd unit
+# would. Source it.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../tools/lib/free_port.sh"
 
@@ -195,7 +196,9 @@ pkg_split_into() {
 pkg_drop_schema() {
   local n=$1 left
   pkg_psql -c "DROP TABLE IF EXISTS ${n}_deliveries, ${n}_events, ${n}_migrations CASCADE;
-    DROP FUNCTION IF EXISTS ${n}_publish, ${n}_events_notify, ${n}_events_merge_patch CASCADE;" \
+    DROP FUNCTION IF EXISTS ${n}_publish, ${n}_publish_check_headers, ${n}_events_notify,
+      ${n}_events_merge_patch, ${n}_events_mark_inserting, ${n}_deliveries_complete_ordered,
+      ${n}_deliveries_release_deliveries, ${n}_deliveries_release_keys CASCADE;" \
     || return 1
   left=$(pkg_psql -t -A -c "SELECT count(*) FROM pg_class WHERE relname LIKE '${n}\_%'")
   left=$((left + $(pkg_psql -t -A -c "SELECT count(*) FROM pg_proc WHERE proname LIKE '${n}\_%'")))
