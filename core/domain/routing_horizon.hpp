@@ -4,11 +4,12 @@
 // is still open. The router therefore routes an event of an ordered route
 // only when every transaction that could still add a smaller id has ended.
 //
-// How that is known (schema/011_key_ordering.sql): a transaction holds a
-// shared "inserting events" lock from before it takes an event id until it
-// ends. A routing transaction reads the newest id taken so far (Q), then
-// which transactions hold that lock (V): whoever took an id up to Q and
-// has not ended is in V. Once none of V holds the lock any more, every
+// How that is known: a transaction that inserts an event holds the events
+// table's ROW EXCLUSIVE lock from before it takes the event's id until it
+// ends (PostgreSQL takes it for every INSERT or COPY). A routing
+// transaction reads the newest id taken so far (Q), then which
+// transactions hold that lock (V): whoever took an id up to Q and has not
+// ended is in V. Once none of V holds the lock any more, every
 // event up to Q is visible or never will be. Each pass adds a sample
 // (Q, V); a later pass that finds a sample's holders gone moves the safe
 // id up to its Q.
@@ -29,7 +30,7 @@ namespace outbox {
 /// One look of a routing transaction at the database.
 struct horizon_sample {
   int64_t last_event_id = 0;     ///< Q: the newest event id taken so far
-  std::set<std::string> holders; ///< V: the transactions inserting events
+  std::set<std::string> holders; ///< V: the transactions writing events
 };
 
 class routing_horizon {

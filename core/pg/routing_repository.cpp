@@ -180,22 +180,26 @@ RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
 
 // The routing transaction's first statement when routes are ordered
 // (core/domain/routing_horizon.hpp): the newest event id taken (read by a
-// sub-select that runs before the rest), then the transactions holding the
-// "inserting events" lock (schema/011_key_ordering.sql; a bigint advisory
-// key shows in pg_locks as its high and low halves). Only one router at a
-// time routes ordered events (routers skip each other's locked events,
-// which would let a later event of a key overtake an earlier one): the one
-// that gets the transaction-scoped lock.
+// sub-select that runs before the rest), then the transactions that hold
+// the events table's ROW EXCLUSIVE lock. Every statement that inserts an
+// event takes that lock before it evaluates the id's default (INSERT at
+// parse or plan-lock time, COPY when it opens the table) and keeps it
+// until its transaction ends, so whoever took an id up to the newest one
+// and has not ended is among them; no trigger of the producer's has to
+// say so (schema/014_no_insert_trigger.sql). Writers that only update or
+// delete events (other routers, retention) count too: their transactions
+// are short. Only one router at a time routes ordered events (routers
+// skip each other's locked events, which would let a later event of a key
+// overtake an earlier one): the one that gets the transaction-scoped lock.
 constexpr const char* horizon_sql = R"sql(
-WITH k AS (SELECT hashtextextended('{{events}} inserting', 0) AS key)
 SELECT s.q AS last_event_id,
        array_to_string(ARRAY(
-         SELECT l.virtualtransaction FROM pg_locks l, k
-         WHERE l.locktype = 'advisory' AND l.objsubid = 1
+         SELECT l.virtualtransaction FROM pg_locks l
+         WHERE l.locktype = 'relation'
            AND l.database = (SELECT oid FROM pg_database
                              WHERE datname = current_database())
-           AND l.classid = ((k.key >> 32) & 4294967295)::oid
-           AND l.objid = (k.key & 4294967295)::oid
+           AND l.relation = '{{events}}'::regclass
+           AND l.mode = 'RowExclusiveLock'
            AND l.granted
            -- a prepared transaction's locks show no pid: it counts
            AND l.pid IS DISTINCT FROM pg_backend_pid()), ' ') AS holders,
