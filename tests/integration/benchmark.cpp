@@ -2,6 +2,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -93,10 +94,12 @@ size_t occurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
+/// The benchmark's tables: the outbox's and phase C's lean table.
 int64_t bench_tables() {
   auto db = connect_db();
   return must_exec(db, "SELECT count(*) FROM pg_tables WHERE tablename LIKE"
-                       " 'bench\\_%\\_outbox\\_%'")
+                       " 'bench\\_%\\_outbox\\_%' OR tablename LIKE"
+                       " 'bench\\_%\\_plain'")
     .int64(0, 0);
 }
 
@@ -110,6 +113,7 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
   auto schema_sql = "/tmp/" + unique_prefix() + "schema.sql";
   std::ofstream{schema_sql} << "ALTER TABLE {{deliveries}} SET (fillfactor = 95);\n";
   auto doc = successful_run("--events 300 --latency-events 40 --backlog 2000"
+                            " --contention-clients 1,2 --contention-seconds 1"
                             " --schema-sql " + schema_sql,
                             output);
   std::remove(schema_sql.c_str());
@@ -158,6 +162,23 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
   CAF_CHECK_GREATER(writes["walBytes"].GetDouble(), a_writes["walBytes"].GetDouble());
   CAF_CHECK_NOT_EQUAL(output.find("machine CPU per event: pipeline / A"),
                       std::string::npos);
+  // C: both kinds at each client count, in the order given; its events
+  // were deleted (or the pipeline's writes above would count them).
+  CAF_CHECK_EQUAL(doc["knobs"]["contentionClients"].GetString(), std::string{"1,2"});
+  CAF_CHECK_EQUAL(doc["knobs"]["contentionSeconds"].GetInt64(), 1);
+  auto& contention = doc["contention"];
+  CAF_REQUIRE(contention.IsArray());
+  CAF_REQUIRE_EQUAL(contention.Size(), 2u);
+  for (rapidjson::SizeType i = 0; i < 2; ++i) {
+    auto& x = contention[i];
+    CAF_CHECK_EQUAL(x["clients"].GetInt64(), static_cast<int64_t>(i) + 1);
+    CAF_CHECK_GREATER(x["plainPerS"].GetDouble(), 0.0);
+    CAF_CHECK_GREATER(x["publishPerS"].GetDouble(), 0.0);
+    auto ratio = x["publishPerS"].GetDouble() / x["plainPerS"].GetDouble();
+    CAF_CHECK_LESS(std::abs(x["ratio"].GetDouble() - ratio), 1e-9 * ratio);
+  }
+  CAF_CHECK_NOT_EQUAL(output.find("C  business commits/s, 2 clients"),
+                      std::string::npos);
   // Nothing scraped without --scrape-interval-ms.
   CAF_CHECK_EQUAL(doc["knobs"]["scrapeIntervalMs"].GetInt64(), 0);
   CAF_CHECK_EQUAL(doc["scraping"]["scrapes"].GetInt64(), 0);
@@ -171,6 +192,7 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
 CAF_TEST(a small run scrapes every node of the relay) {
   std::string output;
   auto doc = successful_run("--events 200 --latency-events 20 --backlog 0"
+                            " --contention-seconds 0"
                             " --cluster three --scrape-interval-ms 100",
                             output);
   CAF_CHECK_EQUAL(doc["knobs"]["scrapeIntervalMs"].GetInt64(), 100);
@@ -233,6 +255,27 @@ CAF_TEST(a short soak reports its series and writes its chart) {
   CAF_CHECK_EQUAL(occurrences(svg, "<polyline"), 6u); // 1 + 1 + 2 + 2 lines
 }
 
+// --contention-only: C alone, its rows alone in the table; the other
+// phases' figures are zeros in the JSON.
+CAF_TEST(a contention-only run measures business commits alone) {
+  auto tables_before = bench_tables();
+  std::string output;
+  auto doc = successful_run("--contention-only --contention-clients 2"
+                            " --contention-seconds 1",
+                            output);
+  auto& contention = doc["contention"];
+  CAF_REQUIRE(contention.IsArray());
+  CAF_REQUIRE_EQUAL(contention.Size(), 1u);
+  CAF_CHECK_EQUAL(contention[0]["clients"].GetInt64(), 2);
+  CAF_CHECK_GREATER(contention[0]["ratio"].GetDouble(), 0.0);
+  CAF_CHECK_EQUAL(doc["baselineAEventsPerS"].GetDouble(), 0.0);
+  CAF_CHECK_EQUAL(doc["completedPerS"].GetDouble(), 0.0);
+  CAF_CHECK_NOT_EQUAL(output.find("C  business commits/s, 2 clients"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(output.find("A  producers only"), std::string::npos);
+  CAF_CHECK_EQUAL(bench_tables(), tables_before);
+}
+
 CAF_TEST(a results file that cannot be written is refused before the run) {
   auto tables_before = bench_tables();
   check_ends(bench("--json /nonexistent-outbox-dir/results.json"), 2,
@@ -264,12 +307,24 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
              "--soak-retention-minutes = 1: must be 0 or at least two intervals");
   check_ends(bench("--soak 3 --soak-retention-minutes 0 --soak-chart /tmp"), 2,
              "--soak-chart = \"/tmp\": cannot write there");
+  for (auto clients : {"0", "65", "4,0", "4,", "1-4", "x"})
+    check_ends(bench(std::string{"--contention-clients "} + clients), 2,
+               "--contention-clients = \"" + std::string{clients}
+                 + "\": must be client counts from 1 to 64 separated by commas");
+  check_ends(bench("--contention-seconds -1"), 2,
+             "--contention-seconds = -1: must be at least 0");
+  check_ends(bench("--contention-only --contention-seconds 0"), 2,
+             "--contention-only: needs --contention-seconds of at least 1");
+  check_ends(bench("--contention-only --soak 3"), 2,
+             "--contention-only: runs no other phase (not with --soak)");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
 }
 
 CAF_TEST(a broker that cannot be reached fails the run and leaves no tables) {
   auto tables_before = bench_tables();
-  check_ends(bench("--events 100 --latency-events 10 --backlog 0", OUTBOXD_PATH,
+  check_ends(bench("--events 100 --latency-events 10 --backlog 0"
+                   " --contention-seconds 0",
+                   OUTBOXD_PATH,
                    "amqp://guest:guest@127.0.0.1:1/"),
              1, "cannot connect to the broker");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
@@ -279,7 +334,9 @@ CAF_TEST(a relay that exits ends the run at once and leaves no tables) {
   auto tables_before = bench_tables();
   // /bin/false stands in for an outboxd that cannot start (a port in use,
   // a broken build): nothing would ever complete.
-  auto run = bench("--events 100 --latency-events 10 --backlog 0", "/bin/false");
+  auto run = bench("--events 100 --latency-events 10 --backlog 0"
+                   " --contention-seconds 0",
+                   "/bin/false");
   check_ends(run, 1, "outboxd exited during the run");
   CAF_CHECK_EQUAL(bench_tables(), tables_before);
   // The log the message names is kept for the reader.
@@ -302,6 +359,7 @@ CAF_TEST_FIXTURE_SCOPE(benchmark_tls_tests, tls_required)
 CAF_TEST(a small run over TLS completes every phase) {
   std::string output;
   auto doc = successful_run("--events 100 --latency-events 10 --backlog 0"
+                            " --contention-seconds 0"
                             " --cluster three --tls-dir " + tls_dir(),
                             output, amqps_url());
   CAF_CHECK_EQUAL(doc["knobs"]["cluster"].GetString(), std::string{"three tls"});

@@ -1,6 +1,9 @@
 // outbox_bench: how close the outbox runs to this machine's PostgreSQL and
 // RabbitMQ, measured in one run (docs/performance.md). Phases:
 //   A  producers only (the producer API, no relay): events/s
+//   C  business commits (no relay): a plain INSERT into a lean table and
+//      the publish call, each its own transaction, at 4 and 16 clients:
+//      commits/s of each and publish ÷ plain
 //   B  RabbitMQ only (persistent, confirms, pipelined): messages/s
 //   pipeline  producers + outboxd + workers: routed/dispatched/completed per s
 //   latency   at a fixed share of A: commit→published, commit→completed
@@ -34,6 +37,7 @@
 #include "core/pg/migrations.hpp"
 #include "core/pg/pg_connection.hpp"
 #include "core/pg/progress_repository.hpp"
+#include "tools/benchmark/contention.hpp"
 #include "tools/benchmark/machine_cpu.hpp"
 #include "tools/benchmark/outbox_config.hpp"
 #include "tools/benchmark/producers.hpp"
@@ -86,6 +90,12 @@ struct bench_config : cli_config {
   int64_t soak_interval_s = 60;
   bool soak_only = false; ///< A and the soak, no other phase
   std::string soak_chart = "bench-soak.svg";
+  /// Phase C: the client counts, and the seconds of each kind at each (0:
+  /// no phase C). On by default: it takes 2 × 2 × 10 s, and it is the
+  /// figure that judges what the publish path holds through commit.
+  std::string contention_clients = "4,16";
+  int64_t contention_seconds = 10;
+  bool contention_only = false; ///< C alone, no other phase
   bench_config() {
     opt_group{options(), "global"}
       .add(database_url, "database-url", "libpq URL of the database")
@@ -120,6 +130,11 @@ struct bench_config : cli_config {
            "retentionHours of the soak's relay, in minutes (0: none)")
       .add(soak_only, "soak-only", "run A and the soak only")
       .add(soak_chart, "soak-chart", "where to write the soak's SVG chart")
+      .add(contention_clients, "contention-clients",
+           "client counts of phase C, e.g. 4,16 (each 1 to 64)")
+      .add(contention_seconds, "contention-seconds",
+           "seconds of each kind at each client count in phase C (0: off)")
+      .add(contention_only, "contention-only", "run phase C only")
       .add(schema_sql, "schema-sql",
            "SQL file run after the migrations ({{events}}, {{deliveries}})");
   }
@@ -168,6 +183,29 @@ std::string soak_knob_problem(const bench_config& o) {
   return {};
 }
 
+// Phase C's knobs: client counts it can open connections for, and
+// --contention-only with a phase to run and no other.
+std::string contention_knob_problem(const bench_config& o) {
+  if (!contention_clients(o.contention_clients))
+    return "--contention-clients = \"" + o.contention_clients
+           + "\": must be client counts from 1 to "
+           + std::to_string(max_contention_clients) + " separated by commas";
+  if (o.contention_seconds < 0)
+    return "--contention-seconds = " + std::to_string(o.contention_seconds)
+           + ": must be at least 0";
+  if (o.contention_only && o.contention_seconds == 0)
+    return "--contention-only: needs --contention-seconds of at least 1";
+  if (o.contention_only && (o.soak > 0 || o.soak_only))
+    return "--contention-only: runs no other phase (not with --soak)";
+  return {};
+}
+
+// Whether phase C runs: on unless its seconds are 0, or the run is A and
+// the soak alone.
+bool runs_contention(const bench_config& o) {
+  return o.contention_seconds > 0 && !o.soak_only;
+}
+
 // The first knob out of its range, with the range; empty when all are fine.
 // (The knobs that go into the outbox's config are checked by its own rules
 // as well, in run().)
@@ -194,6 +232,8 @@ std::string knob_problem(const bench_config& o) {
            + ": must be above 0 and at most 1";
   if (o.cluster != "one" && o.cluster != "three")
     return "--cluster = \"" + o.cluster + "\": must be one or three";
+  if (auto problem = contention_knob_problem(o); !problem.empty())
+    return problem;
   return soak_knob_problem(o);
 }
 
@@ -492,6 +532,8 @@ report knobs_of(const bench_config& o) {
                o.backlog,     o.latency_events, o.router_linger_ms,
                o.router_linger_min_events, o.scrape_interval_ms,
                o.ordered_keys,
+               runs_contention(o) ? o.contention_clients : "",
+               runs_contention(o) ? o.contention_seconds : 0,
                o.cluster + (o.polling_only ? " polling-only" : "")
                  + (o.tls_dir.empty() ? "" : " tls"),
                o.schema_sql};
@@ -517,6 +559,42 @@ void producers_only(run_context& c) {
   // Left unrouted, they would keep every later phase open.
   if (auto err = s.bulk.delete_unrouted(db, "bench.unrouted"))
     die("cleaning up A: " + render(err));
+}
+
+// C: business commits, plain INSERT against publish (contention.hpp). Like
+// A, no relay runs and the events are of a type without routes; they are
+// deleted after. It runs on the outbox tables as A leaves them, nearly
+// empty as the lean table is, and leaves them so for the pipeline: the
+// statistics have counted its inserts (the pipeline's writes per event
+// would otherwise take in C's late reports), the deleted rows are vacuumed
+// and its WAL checkpointed (an autovacuum or a checkpoint falling into the
+// pipeline instead).
+void business_commits(run_context& c) {
+  auto& [o, s, db, watch, rep] = c;
+  std::cerr << "C: business commits, plain INSERT and publish at "
+            << o.contention_clients << " clients, " << o.contention_seconds
+            << " s of each\n";
+  auto writes_start = must(s.progress.sample_writes(db), "reading the writes");
+  contention_run run{o.database_url,      s.names, s.prefix + "plain",
+                     "bench.unrouted",    s.payload,
+                     *contention_clients(o.contention_clients),
+                     o.contention_seconds};
+  auto res = must(measure_contention(db, run), "C: business commits");
+  for (auto& x : res.figures)
+    std::cerr << "C: " << x.clients << " clients: " << x.plain_per_s
+              << " plain/s, " << x.publish_per_s << " publish/s, ratio "
+              << x.ratio << "\n";
+  rep.contention = std::move(res.figures);
+  auto counted = [&](const write_counters& w) {
+    return w.events.inserted - writes_start.events.inserted >= res.published;
+  };
+  must(settled_writes(db, s.progress, counted), "reading the writes");
+  if (auto err = s.bulk.delete_unrouted(db, "bench.unrouted"))
+    die("cleaning up C: " + render(err));
+  if (auto err = db.exec_script("vacuum", "VACUUM " + s.names.events))
+    die("cleaning up C: " + render(err));
+  if (auto err = s.bulk.settle(db))
+    die("cleaning up C: " + render(err));
 }
 
 // B: RabbitMQ only, the job envelope's size, pipelined confirms.
@@ -834,9 +912,13 @@ int run(const bench_config& o) {
     die("database: " + render(err));
   auto rep = knobs_of(o);
   rep.soak_only = o.soak_only;
+  rep.contention_only = o.contention_only;
   run_context c{o, s, db, watch, rep};
-  producers_only(c);
-  if (!o.soak_only) {
+  if (!o.contention_only)
+    producers_only(c);
+  if (runs_contention(o))
+    business_commits(c);
+  if (!o.soak_only && !o.contention_only) {
     broker_only(c);
     pipeline_and_latency(c);
     if (o.backlog > 0)

@@ -70,6 +70,7 @@ bool inspect(Inspector& f, split_json& x) {
 struct results_json {
   bench_knobs knobs;
   double a = 0, b = 0;
+  std::vector<contention_figures> contention;
   int64_t envelope_bytes = 0;
   double producers = 0, routed = 0, dispatched = 0, completed = 0;
   double completed_events = 0, over_a = 0, latency_rate = 0;
@@ -92,6 +93,7 @@ template <class Inspector>
 bool inspect(Inspector& f, results_json& x) {
   return f(field("knobs", x.knobs), field("baselineAEventsPerS", x.a),
            field("baselineBMessagesPerS", x.b),
+           field("contention", x.contention),
            field("envelopeBytes", x.envelope_bytes),
            field("pipelineProducersPerS", x.producers),
            field("routedPerS", x.routed), field("dispatchedPerS", x.dispatched),
@@ -126,7 +128,8 @@ percentiles_json percentiles_of(const std::array<double, 3>& v) {
 
 results_json results_json_of(const report& r) {
   auto& s = r.published_split_ms;
-  results_json out{r.knobs, r.baseline_a, r.baseline_b, r.envelope_bytes,
+  results_json out{r.knobs, r.baseline_a, r.baseline_b, r.contention,
+          r.envelope_bytes,
           r.producers_in_pipeline, r.routed_per_s, r.dispatched_per_s,
           r.completed_per_s, r.completed_events_per_s,
           r.baseline_a > 0 ? r.completed_events_per_s / r.baseline_a : 0,
@@ -175,6 +178,18 @@ void throughput_rows(table_rows& row, const report& r) {
   row("pipeline completed (deliveries/s)", fmt("%.0f", r.completed_per_s));
   row("completed events/s divided by A", ratio_text(ratio),
       ">= 0.60 " + verdict(ratio >= 0.6));
+}
+
+// C: per client count, the commits of each kind and publish ÷ plain
+// against the 0.9.
+void contention_rows(table_rows& row, const report& r) {
+  for (auto& x : r.contention)
+    row("C  business commits/s, " + std::to_string(x.clients)
+          + (x.clients == 1 ? " client" : " clients"),
+        fmt("%.0f", x.plain_per_s) + " plain, " + fmt("%.0f", x.publish_per_s)
+          + " publish",
+        "publish/plain " + ratio_text(x.ratio) + " >= 0.90 "
+          + verdict(x.ratio >= 0.9));
 }
 
 void latency_rows(table_rows& row, const report& r) {
@@ -243,9 +258,11 @@ void drain_rows(table_rows& row, const report& r) {
       "<= 64 " + verdict(r.backlog_rss_mib <= 64));
 }
 
-// The rows of the throughput, latency, resource and drain phases.
+// The rows of the throughput, business-commit, latency, resource and drain
+// phases.
 void phase_rows(table_rows& row, const report& r) {
   throughput_rows(row, r);
+  contention_rows(row, r);
   latency_rows(row, r);
   cpu_rows(row, r);
   write_rows(row, r);
@@ -272,6 +289,8 @@ std::string report::table() const {
   table_rows row{out};
   if (soak_only) // A only: the soak's rate is half of it
     row("A  producers only (events/s)", fmt("%.0f", baseline_a));
+  else if (contention_only)
+    contention_rows(row, *this);
   else
     phase_rows(row, *this);
   if (soak)

@@ -12,6 +12,7 @@
 #include <caf/expected.hpp>
 
 #include "core/json/field.hpp"
+#include "tools/benchmark/contention.hpp"
 #include "tools/benchmark/db_writes.hpp"
 #include "tools/benchmark/soak.hpp"
 
@@ -34,6 +35,10 @@ struct bench_knobs {
           workers_per_queue = 0, backlog = 0, latency_events = 0,
           router_linger_ms = 0, router_linger_min_events = 0,
           scrape_interval_ms = 0, ordered_keys = 0;
+  /// Phase C: its client counts ("4,16") and the seconds of each kind at
+  /// each (0: the phase did not run).
+  std::string contention_clients;
+  int64_t contention_seconds = 0;
   /// "one" or "three", then " polling-only" and " tls" if so
   std::string cluster;
   std::string schema_sql; ///< --schema-sql, empty without
@@ -53,6 +58,8 @@ bool inspect(Inspector& f, bench_knobs& x) {
            field("routerLingerMinEvents", x.router_linger_min_events),
            field("scrapeIntervalMs", x.scrape_interval_ms),
            field("orderedKeys", x.ordered_keys),
+           field("contentionClients", x.contention_clients),
+           field("contentionSeconds", x.contention_seconds),
            field("cluster", x.cluster), field("schemaSql", x.schema_sql));
 }
 
@@ -72,6 +79,9 @@ bool inspect(Inspector& f, scrape_results& x) {
 struct report {
   bench_knobs knobs;
   double baseline_a = 0; ///< events/s, producers only
+  /// C, business commits: plain INSERT and publish per client count (none
+  /// with --contention-seconds 0).
+  std::vector<contention_figures> contention;
   double baseline_b = 0; ///< messages/s, RabbitMQ only
   int64_t envelope_bytes = 0;
   double producers_in_pipeline = 0; ///< events/s the producers managed meanwhile
@@ -100,6 +110,8 @@ struct report {
   /// --soak-only: A and the soak ran, no other phase (the table leaves
   /// their rows out; the JSON has them as zeros).
   bool soak_only = false;
+  /// --contention-only: C alone ran (the JSON has the rest as zeros).
+  bool contention_only = false;
 
   std::string table() const;
   /// The figures as JSON; an error names a value JSON cannot carry (NaN,
