@@ -7,9 +7,11 @@ namespace {
 // The newest unrouted events: new events take the newest ids, so a commit
 // changes this window even when older events stay unrouted (types without
 // routes, a backlog the router works through by itself). A transaction
-// that commits an id older than the whole window is seen by the router's
-// own timer (--sleep) instead.
-constexpr int probe_window = 1000;
+// that commits an id older than the whole window (a hundred newer events
+// committed while it stayed open) is seen by the router's own timer
+// (--sleep) instead. The window bounds each probe's cost: it reads at most
+// this many index entries and rows, however many events wait unrouted.
+constexpr int probe_window = 100;
 
 } // namespace
 
