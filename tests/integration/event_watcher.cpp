@@ -92,6 +92,19 @@ CAF_TEST(a commit wakes the router and an open insert does not) {
   CAF_CHECK_EQUAL(wakes(milliseconds{5000}), 1);
 }
 
+CAF_TEST(a commit wakes the router above many events that stay unrouted) {
+  CAF_CHECK_EQUAL(wakes(milliseconds{5000}), 1);
+  // More unrouted events than the probe's window (types without routes
+  // stay unrouted): the newest are what it watches.
+  CAF_REQUIRE(!db.begin());
+  for (int i = 0; i < 150; ++i)
+    must_exec(db, "SELECT " + names.publish_function + "('a', '{}')");
+  CAF_REQUIRE(!db.commit());
+  CAF_CHECK_EQUAL(wakes(milliseconds{5000}), 1);
+  publish("a", "{}");
+  CAF_CHECK_EQUAL(wakes(milliseconds{5000}), 1);
+}
+
 CAF_TEST(told that wake ups are not wanted the watcher stops probing until told again) {
   CAF_CHECK_EQUAL(wakes(milliseconds{5000}), 1);
   caf::anon_send(watcher, listen_atom::value, false);
