@@ -60,16 +60,21 @@ private:
     }, caf::after(wait) >> [] {});
   }
 
+  // The first failure and then summaries (core/domain/failure_streak).
+  void note_failure(const caf::error& err) {
+    if (failures_.failed())
+      logger("router")->warn("event=listen_failed attempts={} since={} error={}",
+                             failures_.count(), format_timestamp(failures_.since()),
+                             kv(render(err)));
+  }
+
   /// False after a failed attempt (it has waited its backoff then).
   bool connect() {
     if (probe_)
       return true;
     auto p = event_probe::connect(database_url_, names_);
     if (!p) {
-      if (failures_.failed())
-        logger("router")->warn("event=listen_failed attempts={} since={} error={}",
-                               failures_.count(), format_timestamp(failures_.since()),
-                               kv(render(p.error())));
+      note_failure(p.error());
       poll_mailbox(failures_.backoff(milliseconds{5000}));
       return false;
     }
@@ -80,10 +85,7 @@ private:
   void probe() {
     auto now = probe_->read();
     if (!now) {
-      if (failures_.failed())
-        logger("router")->warn("event=listen_failed attempts={} since={} error={}",
-                               failures_.count(), format_timestamp(failures_.since()),
-                               kv(render(now.error())));
+      note_failure(now.error());
       probe_.reset();
       last_.reset(); // the next connection's first probe wakes the router
       return;
