@@ -1,0 +1,70 @@
+// Part of outboxd (and outboxctl): a workaround for CAF 0.17.6's TLS
+// transport, which never clears OpenSSL's per-thread error queue.
+//
+// Every TLS connection of a node runs on the middleman's one thread. A
+// handshake that fails (a stranger: a bare connect, no certificate, another
+// CA) or a peer that closes without close_notify (CAF never sends one, so
+// every client that leaves) leaves its error in that thread's queue. The
+// next SSL_read of a member's connection that merely runs out of data then
+// gets SSL_ERROR_SSL from SSL_get_error instead of SSL_ERROR_WANT_READ,
+// and CAF closes the member's connection: it dropped off the cluster once
+// per stranger (docs/operations.md "TLS between nodes"). CAF's newer
+// networking library fixed the same by clearing the queue before every
+// call; 0.17.6 has no setting for it.
+//
+// The four calls below interpose on the ones libcaf_openssl makes: the
+// linker exports an executable's definition of a symbol that a shared
+// library it links uses, and the dynamic linker finds the executable's
+// first. Each clears the queue, so that SSL_get_error after it sees this
+// call's errors only, then calls OpenSSL's own. libpq and rabbitmq-c go
+// through them too; both clear the queue before their calls anyway.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+namespace {
+
+// OpenSSL's definition of `name`, the next one after this executable's.
+template <class Fn>
+Fn next_definition(const char* name) {
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+  if (fn == nullptr) {
+    std::fprintf(stderr, "fatal: OpenSSL's %s not found\n", name);
+    std::abort();
+  }
+  return fn;
+}
+
+} // namespace
+
+extern "C" {
+
+int SSL_read(SSL* ssl, void* buf, int num) {
+  static auto next = next_definition<int (*)(SSL*, void*, int)>("SSL_read");
+  ERR_clear_error();
+  return next(ssl, buf, num);
+}
+
+int SSL_write(SSL* ssl, const void* buf, int num) {
+  static auto next = next_definition<int (*)(SSL*, const void*, int)>("SSL_write");
+  ERR_clear_error();
+  return next(ssl, buf, num);
+}
+
+int SSL_accept(SSL* ssl) {
+  static auto next = next_definition<int (*)(SSL*)>("SSL_accept");
+  ERR_clear_error();
+  return next(ssl);
+}
+
+int SSL_connect(SSL* ssl) {
+  static auto next = next_definition<int (*)(SSL*)>("SSL_connect");
+  ERR_clear_error();
+  return next(ssl);
+}
+
+} // extern "C"
