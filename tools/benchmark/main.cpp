@@ -798,7 +798,8 @@ void idle_start(run_context& c, relay& r, workers& w) {
 
 // Pipeline and latency share one relay, whose resources they report; with
 // --scrape-interval-ms, scraped all along as Prometheus would. Phase I
-// follows on the same relay, once the scrapes' figures (theirs) are taken.
+// follows on the same relay once the scraper has stopped and the relay's
+// resources are read: its quiet minutes count in neither.
 void pipeline_and_latency(run_context& c) {
   auto& [o, s, db, watch, rep] = c;
   relay r{o, s, "pipeline", o.scrape_interval_ms > 0};
