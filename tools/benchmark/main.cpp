@@ -7,6 +7,8 @@
 //   B  RabbitMQ only (persistent, confirms, pipelined): messages/s
 //   pipeline  producers + outboxd + workers: routed/dispatched/completed per s
 //   latency   at a fixed share of A: commit→published, commit→completed
+//   I  idle start, on the latency phase's relay: one event after each of
+//      K quiet spells (60 s by default): commit→published, →completed
 //   resources of outboxd: peak RSS, CPU seconds per 1,000 deliveries
 //   backlog   N pending deliveries drained: first vs last 10%
 //   soak      (--soak MINUTES) half of A for minutes, sampled every
@@ -38,6 +40,7 @@
 #include "core/pg/pg_connection.hpp"
 #include "core/pg/progress_repository.hpp"
 #include "tools/benchmark/contention.hpp"
+#include "tools/benchmark/idle_start.hpp"
 #include "tools/benchmark/machine_cpu.hpp"
 #include "tools/benchmark/outbox_config.hpp"
 #include "tools/benchmark/producers.hpp"
@@ -96,6 +99,11 @@ struct bench_config : cli_config {
   std::string contention_clients = "4,16";
   int64_t contention_seconds = 10;
   bool contention_only = false; ///< C alone, no other phase
+  /// Phase I: the quiet seconds before each of its events (0: no phase
+  /// I), and how many. On by default: a relay that waits for its first
+  /// event after a quiet minute is the common case the latency phase's
+  /// steady stream never shows (3 × 60 s).
+  int64_t idle_seconds = 60, idle_samples = 3;
   bench_config() {
     opt_group{options(), "global"}
       .add(database_url, "database-url", "libpq URL of the database")
@@ -135,6 +143,9 @@ struct bench_config : cli_config {
       .add(contention_seconds, "contention-seconds",
            "seconds of each kind at each client count in phase C (0: off)")
       .add(contention_only, "contention-only", "run phase C only")
+      .add(idle_seconds, "idle-seconds",
+           "quiet seconds before each event of phase I (0: off, at most 3600)")
+      .add(idle_samples, "idle-samples", "events of phase I (1 to 20)")
       .add(schema_sql, "schema-sql",
            "SQL file run after the migrations ({{events}}, {{deliveries}})");
   }
@@ -233,6 +244,9 @@ std::string knob_problem(const bench_config& o) {
   if (o.cluster != "one" && o.cluster != "three")
     return "--cluster = \"" + o.cluster + "\": must be one or three";
   if (auto problem = contention_knob_problem(o); !problem.empty())
+    return problem;
+  if (auto problem = idle_knob_problem(o.idle_seconds, o.idle_samples);
+      !problem.empty())
     return problem;
   return soak_knob_problem(o);
 }
@@ -723,8 +737,69 @@ void latency(run_context& c, relay& r, workers& w) {
   latency_figures(c, l, w);
 }
 
+// Nothing for `seconds`, but a relay that exits meanwhile ends the run at
+// once rather than after the quiet spell.
+void quiet(relay& r, int64_t seconds) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds{seconds};
+  while (std::chrono::steady_clock::now() < until) {
+    r.check();
+    std::this_thread::sleep_until(
+      std::min(until, std::chrono::steady_clock::now() + std::chrono::seconds{1}));
+  }
+  r.check();
+}
+
+// I: idle start (idle_start.hpp), on the relay and workers of the latency
+// phase once their figures are taken (the quiet minutes would count in
+// its CPU per delivery). Before each sample nothing is written for
+// --idle-seconds; then one event, one transaction through the producer
+// API as the latency phase writes them, timed as it times them.
+void idle_start(run_context& c, relay& r, workers& w) {
+  auto& [o, s, db, watch, rep] = c;
+  idle_start_results res;
+  res.quiet_seconds = o.idle_seconds;
+  // Every delivery so far has completed (await_completed): the count the
+  // phase waits for is known without reading the table during the quiet.
+  auto done = (o.events + o.latency_events) * o.routes;
+  for (int64_t k = 1; k <= o.idle_samples; ++k) {
+    std::cerr << "I: idle start " << k << " of " << o.idle_samples << ": "
+              << o.idle_seconds << " s quiet, then one event\n";
+    quiet(r, o.idle_seconds);
+    auto p = produce(o.database_url, s.names, "bench.event", s.payload, 1, 1, 0,
+                     o.ordered_keys);
+    if (p.commits.size() != 1)
+      die("I: the idle start's event could not be committed");
+    done += o.routes;
+    await_completed(watch, s, done, r);
+    auto& commit = p.commits.front();
+    auto events = must(s.progress.events_after(db, commit.event_id - 1),
+                       "reading the idle start's times");
+    auto e = std::find_if(events.begin(), events.end(), [&](auto& x) {
+      return x.event_id == commit.event_id;
+    });
+    if (e == events.end())
+      die("I: the idle start's event " + std::to_string(commit.event_id)
+          + " is gone from the events table");
+    std::optional<idle_sample> x;
+    {
+      std::lock_guard<std::mutex> guard{w.mtx};
+      x = idle_sample_of(commit, *e, w.received);
+    }
+    if (!x)
+      die("I: the workers never received event " + std::to_string(commit.event_id)
+          + ", though its deliveries completed");
+    std::cerr << "I: commit->routed " << x->routed_ms << " ms, ->published "
+              << x->published_ms << " ms, ->completed " << x->completed_ms
+              << " ms\n";
+    res.add(*x);
+  }
+  rep.idle_start = std::move(res);
+}
+
 // Pipeline and latency share one relay, whose resources they report; with
-// --scrape-interval-ms, scraped all along as Prometheus would.
+// --scrape-interval-ms, scraped all along as Prometheus would. Phase I
+// follows on the same relay once the scraper has stopped and the relay's
+// resources are read: its quiet minutes count in neither.
 void pipeline_and_latency(run_context& c) {
   auto& [o, s, db, watch, rep] = c;
   relay r{o, s, "pipeline", o.scrape_interval_ms > 0};
@@ -741,6 +816,8 @@ void pipeline_and_latency(run_context& c) {
   auto handled = (o.events + o.latency_events) * o.routes;
   rep.peak_rss_mib = r.peak_rss_mib();
   rep.cpu_per_1000 = r.cpu_seconds() / (handled / 1000.0);
+  if (o.idle_seconds > 0)
+    idle_start(c, r, w);
 }
 
 // Inserts a backlog ready `ready_in` seconds from now; returns the last

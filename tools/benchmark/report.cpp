@@ -86,6 +86,7 @@ struct results_json {
   double busy = 0;
   write_figures writes_a, writes_pipeline;
   scrape_results scraping;
+  omittable<idle_start_results> idle_start; ///< left out without phase I
   omittable<soak_results> soak; ///< left out without --soak
 };
 
@@ -119,7 +120,8 @@ bool inspect(Inspector& f, results_json& x) {
            field("pipelineMachineBusy", x.busy),
            field("databaseWritesPerEventA", x.writes_a),
            field("databaseWritesPerEventPipeline", x.writes_pipeline),
-           field("scraping", x.scraping), field("soak", x.soak));
+           field("scraping", x.scraping), field("idleStart", x.idle_start),
+           field("soak", x.soak));
 }
 
 percentiles_json percentiles_of(const std::array<double, 3>& v) {
@@ -139,7 +141,9 @@ results_json results_json_of(const report& r) {
           r.drain.tenths, r.warm_drain.first(), r.warm_drain.last(),
           r.warm_drain.tenths, r.backlog_rss_mib, r.a_cpu_per_1000,
           r.pipeline_cpu_per_1000, r.pipeline_busy, r.a_writes,
-          r.pipeline_writes, r.scraping, {}};
+          r.pipeline_writes, r.scraping, {}, {}};
+  if (r.idle_start)
+    out.idle_start = omittable<idle_start_results>{*r.idle_start};
   if (r.soak)
     out.soak = omittable<soak_results>{*r.soak};
   return out;
@@ -199,6 +203,31 @@ void latency_rows(table_rows& row, const report& r) {
         + verdict(r.published_ms[0] <= 5 && r.published_ms[2] <= 50));
   row("  p50 to routed / dispatched / received", three(r.published_split_ms));
   row("commit->completed p50/p95/p99 (ms)", three(r.completed_ms));
+}
+
+// "a / b / c", each to one decimal.
+std::string each(const std::vector<double>& v) {
+  std::string out;
+  for (auto x : v)
+    out += (out.empty() ? "" : " / ") + fmt("%.1f", x);
+  return out;
+}
+
+// I: each sample's commit→routed, →published and →completed, and the
+// slowest publication against the target.
+void idle_start_rows(table_rows& row, const report& r) {
+  if (!r.idle_start)
+    return;
+  auto& x = *r.idle_start;
+  auto n = std::to_string(x.published_ms.size());
+  row("idle start: events after a quiet spell",
+      n + " x " + std::to_string(x.quiet_seconds) + " s");
+  row("  commit->routed each (ms)", each(x.routed_ms));
+  row("  commit->published each (ms)", each(x.published_ms));
+  row("  commit->completed each (ms)", each(x.completed_ms));
+  row("  commit->published max of " + n + " (ms)", fmt("%.1f", x.max_published_ms),
+      "<= " + fmt("%.0f", idle_target_ms) + " "
+        + verdict(x.max_published_ms <= idle_target_ms));
 }
 
 void cpu_rows(table_rows& row, const report& r) {
@@ -264,6 +293,7 @@ void phase_rows(table_rows& row, const report& r) {
   throughput_rows(row, r);
   contention_rows(row, r);
   latency_rows(row, r);
+  idle_start_rows(row, r);
   cpu_rows(row, r);
   write_rows(row, r);
   row("outboxd peak RSS (MiB)", fmt("%.1f", r.peak_rss_mib),

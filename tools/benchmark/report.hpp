@@ -14,6 +14,7 @@
 #include "core/json/field.hpp"
 #include "tools/benchmark/contention.hpp"
 #include "tools/benchmark/db_writes.hpp"
+#include "tools/benchmark/idle_start.hpp"
 #include "tools/benchmark/soak.hpp"
 
 namespace outbox::bench {
@@ -105,6 +106,9 @@ struct report {
   /// The database's writes per event in A and in the pipeline.
   write_figures a_writes, pipeline_writes;
   scrape_results scraping;
+  /// I: the first event after each quiet spell (--idle-seconds; none with
+  /// 0, or when the latency phase did not run).
+  std::optional<idle_start_results> idle_start;
   /// The soak's series and verdict (--soak; none without).
   std::optional<soak_results> soak;
   /// --soak-only: A and the soak ran, no other phase (the table leaves
