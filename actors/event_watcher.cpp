@@ -85,9 +85,12 @@ private:
   void probe() {
     auto now = probe_->read();
     if (!now) {
+      // A probe that failed (a lock it waited for too long, a lost server,
+      // a table not migrated yet) may fail again at once: back off.
       note_failure(now.error());
       probe_.reset();
       last_.reset(); // the next connection's first probe wakes the router
+      poll_mailbox(failures_.backoff(milliseconds{5000}));
       return;
     }
     failures_.succeeded();

@@ -1,11 +1,10 @@
-// Whether the router still needs its NOTIFY wake-ups. Under sustained load
-// its passes come by themselves (a full batch, or the linger), and every
-// commit's notification is pure cost: PostgreSQL signals the listening
-// backend, which sends a message, which outboxd reads and forwards to a
-// router that ignores it. After `pause_after` such passes in a row the
-// router stops listening; the first pass that waits for work again starts
-// listening, and the listener then wakes it once for what committed
-// meanwhile.
+// Whether the router still needs its wake-ups. Under sustained load its
+// passes come by themselves (a full batch, or the linger), and every probe
+// of its event watcher is pure cost: a statement on the database every few
+// milliseconds for a router that ignores the wake-ups it brings. After
+// `pause_after` such passes in a row the router stops the watcher; the
+// first pass that waits for work again starts it, and the watcher then
+// wakes it once for what committed meanwhile.
 #pragma once
 
 #include <optional>

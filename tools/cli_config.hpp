@@ -11,7 +11,7 @@
 
 namespace outbox {
 
-/// "outboxctl 0.1.0 (schema version 11)": the project's version and the
+/// "outboxctl 0.1.0 (schema version 14)": the project's version and the
 /// newest schema migration this build applies.
 std::string version_text(const std::string& program);
 

@@ -4,10 +4,10 @@
 // is still open. The router therefore routes an event of an ordered route
 // only when every transaction that could still add a smaller id has ended.
 //
-// How that is known: a transaction that inserts an event holds the events
-// table's ROW EXCLUSIVE lock from before it takes the event's id until it
-// ends (PostgreSQL takes it for every INSERT or COPY). A routing
-// transaction reads the newest id taken so far (Q), then which
+// How that is known: a transaction that takes an event id holds the id
+// sequence's ROW EXCLUSIVE lock from before it gets the id until it ends
+// (PostgreSQL's nextval() takes it; schema/014_no_insert_trigger.sql). A
+// routing transaction reads the newest id taken so far (Q), then which
 // transactions hold that lock (V): whoever took an id up to Q and has not
 // ended is in V. Once none of V holds the lock any more, every
 // event up to Q is visible or never will be. Each pass adds a sample
@@ -30,7 +30,7 @@ namespace outbox {
 /// One look of a routing transaction at the database.
 struct horizon_sample {
   int64_t last_event_id = 0;     ///< Q: the newest event id taken so far
-  std::set<std::string> holders; ///< V: the transactions writing events
+  std::set<std::string> holders; ///< V: the transactions that took event ids
 };
 
 class routing_horizon {

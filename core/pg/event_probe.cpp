@@ -1,5 +1,11 @@
 #include "core/pg/event_probe.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <libpq-fe.h>
+
 namespace outbox {
 
 namespace {
@@ -9,9 +15,16 @@ namespace {
 // routes, a backlog the router works through by itself). A transaction
 // that commits an id older than the whole window (a hundred newer events
 // committed while it stayed open) is seen by the router's own timer
-// (--sleep) instead. The window bounds each probe's cost: it reads at most
-// this many index entries and rows, however many events wait unrouted.
+// (--sleep) instead.
 constexpr int probe_window = 100;
+
+// A probe must neither wait behind a lock on the events table (a migration,
+// VACUUM FULL) nor on a connection whose server is gone: the watcher
+// would stop waking the router and its node could not stop. Such a probe
+// fails instead, and the watcher reconnects with backoff.
+constexpr const char* probe_settings =
+  "SET statement_timeout = '2s'; SET lock_timeout = '200ms'";
+constexpr unsigned tcp_user_timeout_ms = 10000;
 
 } // namespace
 
@@ -20,13 +33,23 @@ caf::expected<event_probe> event_probe::connect(const std::string& url,
   auto conn = pg_connection::connect(url);
   if (!conn)
     return conn.error();
+  if (auto err = conn->exec_script("probe_settings", probe_settings))
+    return err;
+  // Sent data that the server does not acknowledge within this time ends
+  // the connection (a half-open one would otherwise wait for minutes).
+  int fd = PQsocket(conn->native());
+  unsigned timeout = tcp_user_timeout_ms;
+  if (fd >= 0)
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout, sizeof(timeout));
   return event_probe{std::move(*conn), sql(names)};
 }
 
 std::string event_probe::sql(const schema_names& names) {
-  // The sum as numeric: a thousand large ids overflow a bigint.
-  return "SELECT count(*)::text || ':' || COALESCE(sum(id), 0)::text FROM (SELECT id FROM "
-         + names.events + " WHERE routed_at IS NULL ORDER BY id DESC LIMIT "
+  // The ids themselves, hashed: a count and a sum could stay the same when
+  // two events are routed and two others commit between two probes.
+  return "SELECT md5(COALESCE(string_agg(id::text, ',' ORDER BY id), '')) FROM "
+         "(SELECT id FROM " + names.events
+         + " WHERE routed_at IS NULL ORDER BY id DESC LIMIT "
          + std::to_string(probe_window) + ") u";
 }
 

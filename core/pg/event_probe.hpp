@@ -3,10 +3,10 @@
 // transaction with a pending notification on one cluster-wide lock held
 // through the WAL flush, so a NOTIFY trigger cut the application's own
 // write rate (docs/performance.md "Business commits"). Instead the relay
-// asks, over a connection of its own, for a signature of the unrouted
-// events (their count and the sum of their ids, over the partial index of
-// unrouted events): it changes when an event commits, whatever its id,
-// and when the router routes some.
+// asks, over a connection of its own, for a signature of the newest
+// unrouted events (a hash of their ids, read from the partial index of
+// unrouted events): it changes when an event commits and when the router
+// routes some.
 #pragma once
 
 #include <string>
@@ -20,11 +20,12 @@ namespace outbox {
 
 class event_probe {
 public:
-  /// Connects; the probe's statement is prepared on its first read().
+  /// Connects, bounding how long a probe may wait (on a lock, on a server
+  /// that went away); the statement is prepared on its first read().
   static caf::expected<event_probe> connect(const std::string& url,
                                             const schema_names& names);
 
-  /// The signature of the newest unrouted events ("count:sum");
+  /// The signature of the newest unrouted events (an md5 of their ids);
   /// errc::database_unavailable once the connection broke.
   caf::expected<std::string> read();
 

@@ -179,18 +179,17 @@ RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
 )sql";
 
 // The routing transaction's first statement when routes are ordered
-// (core/domain/routing_horizon.hpp): the newest event id taken (read by a
-// sub-select that runs before the rest), then the transactions that hold
-// the events table's ROW EXCLUSIVE lock. Every statement that inserts an
-// event takes that lock before it evaluates the id's default (INSERT at
-// parse or plan-lock time, COPY when it opens the table) and keeps it
-// until its transaction ends, so whoever took an id up to the newest one
-// and has not ended is among them; no trigger of the producer's has to
-// say so (schema/014_no_insert_trigger.sql). Writers that only update or
-// delete events (other routers, retention) count too: their transactions
-// are short. Only one router at a time routes ordered events (routers
-// skip each other's locked events, which would let a later event of a key
-// overtake an earlier one): the one that gets the transaction-scoped lock.
+// (core/domain/routing_horizon.hpp): the newest event id taken, read from
+// the id's sequence by a sub-select that runs before the rest (a plain
+// read: pg_sequence_last_value() would take the lock read next), then the
+// transactions that hold the sequence's ROW EXCLUSIVE lock. nextval()
+// takes it before it hands out an id and keeps it until the top-level
+// transaction ends (schema/014_no_insert_trigger.sql), so whoever took an
+// id up to the newest one and has not ended is among them, and nobody
+// else: no trigger of the producer's has to say so. Only one router at a
+// time routes ordered events (routers skip each other's locked events,
+// which would let a later event of a key overtake an earlier one): the one
+// that gets the transaction-scoped lock.
 constexpr const char* horizon_sql = R"sql(
 SELECT s.q AS last_event_id,
        array_to_string(ARRAY(
@@ -198,16 +197,15 @@ SELECT s.q AS last_event_id,
          WHERE l.locktype = 'relation'
            AND l.database = (SELECT oid FROM pg_database
                              WHERE datname = current_database())
-           AND l.relation = '{{events}}'::regclass
+           AND l.relation = '{{events}}_id_seq'::regclass
            AND l.mode = 'RowExclusiveLock'
            AND l.granted
            -- a prepared transaction's locks show no pid: it counts
            AND l.pid IS DISTINCT FROM pg_backend_pid()), ' ') AS holders,
        pg_try_advisory_xact_lock(
          hashtextextended('{{events}} ordered routing', 0)) AS leads
-FROM (SELECT COALESCE(pg_sequence_last_value(
-               pg_get_serial_sequence('{{events}}', 'id')::regclass), 0) AS q
-      OFFSET 0) s
+FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS q
+      FROM {{events}}_id_seq OFFSET 0) s
 )sql";
 
 // The routes' event types as a text[] literal (the claim's $3); with
