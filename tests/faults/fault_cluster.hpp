@@ -106,6 +106,7 @@ private:
 
   std::thread publisher_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> abort_{false}; ///< ends any publisher (the destructor)
   std::atomic<int64_t> published_{0};
 };
 

@@ -41,7 +41,9 @@ CAF_TEST(kill -9 of each node kind and of a worker loses nothing) {
   auto v = settle();
   // What the killed processes held comes again, and nothing else: the
   // worker's unacked jobs (prefetch 10) and the batch each of the node's
-  // two dispatchers had claimed. How many events flowed meanwhile depends
+  // two dispatchers had claimed (whose results, if the killed node's
+  // result handlers had not applied them, time out once the restart
+  // outlasts the delivery timeout). How many events flowed meanwhile depends
   // on the machine's speed, so a share of them would be no bound.
   check("kill -9 of router, dispatcher, worker and status nodes", v,
         10 + 2 * claim_batch);

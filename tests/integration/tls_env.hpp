@@ -30,7 +30,8 @@ constexpr int skip_exit_code = 77;
 
 /// The first base of a TLS suite's fixture: without both variables it ends
 /// the test binary (one suite per CTest entry) with skip_exit_code, before
-/// the rest of the fixture makes anything that would need cleaning up.
+/// the rest of the fixture makes anything that would need cleaning up. Run
+/// by hand over several suites, the binary stops at the first TLS one.
 struct tls_required {
   tls_required() {
     if (!tls_dir().empty() && !amqps_url().empty())
