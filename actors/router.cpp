@@ -36,10 +36,14 @@ public:
                               routed->deliveries_superseded);
     out.rows = routed->events_routed;
     // A quarantined event took a place in the batch as well.
-    out.more = routed->events_routed + routed->events_quarantined >= batch_size_;
+    out.more = routed->more
+               || routed->events_routed + routed->events_quarantined >= batch_size_;
     if (routed->held_back) {
-      // Ordered events wait for older transactions (routing_horizon.hpp).
+      // Events wait for older transactions (routing_horizon.hpp).
       out.poll = std::chrono::milliseconds{routed->held_retry_ms};
+    } else if (routed->unstored) {
+      // The cursor's position is stored by a pass a moment later.
+      out.poll = std::chrono::milliseconds{routing_result::store_ms};
     }
     out.counters["deliveries"] = routed->deliveries_created;
     out.counters["superseded"] = routed->deliveries_superseded;

@@ -287,12 +287,15 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
   for (;;) {
     auto rows = conn.exec(
       "prune_events",
+      // Routed ones only: at or below the routing cursor and not set aside.
       fill_names("DELETE FROM {{events}} WHERE id IN (SELECT e.id FROM {{events}} e"
-                 " WHERE e.routed_at IS NOT NULL AND e.quarantined_at IS NULL"
-                 " AND e.routed_at < now() -"
+                 " WHERE e.id <= (SELECT position FROM {{events}}_routing"
+                 " WHERE name = 'cursor') AND e.quarantined_at IS NULL"
+                 " AND e.created_at < now() -"
                  " make_interval(hours => $1::int) AND NOT EXISTS (SELECT 1 FROM"
-                 " {{deliveries}} d WHERE d.event_id = e.id) LIMIT $2 FOR UPDATE"
-                 " SKIP LOCKED) RETURNING id",
+                 " {{deliveries}} d WHERE d.event_id = e.id) AND NOT EXISTS"
+                 " (SELECT 1 FROM {{events}}_unrouted u WHERE u.event_id = e.id)"
+                 " LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id",
                  names_),
       {std::to_string(hours), std::to_string(batch)});
     if (!rows)

@@ -10,12 +10,17 @@ namespace outbox {
 namespace {
 
 // The route comes as the routing statement's JSON (routes_to_json), so its
-// rules are copied the way routing copies them.
+// rules are copied the way routing copies them. The events are routed
+// already: the routing cursor moves past them (a router would otherwise
+// look at each of them again, finding its delivery made).
 constexpr const char* backlog_sql = R"sql(
 WITH r AS (SELECT * FROM {{routes}}), e AS (
-  INSERT INTO {{events}} (event_type, payload, routed_at)
-  SELECT r.event_type, $2, now() FROM r, generate_series(1, $3::int)
+  INSERT INTO {{events}} (event_type, payload)
+  SELECT r.event_type, $2 FROM r, generate_series(1, $3::int)
   RETURNING id
+), moved AS (
+  UPDATE {{events}}_routing SET position = (SELECT max(id) FROM e)
+  WHERE name = 'cursor' AND position < (SELECT max(id) FROM e)
 )
 INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
   repeat_last_delay, delivery_timeout_seconds, merge, available_at)
@@ -25,8 +30,16 @@ SELECT e.id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
 FROM e, r
 )sql";
 
-constexpr const char* delete_sql
-  = "DELETE FROM {{events}} WHERE routed_at IS NULL AND event_type = $1";
+// Events without deliveries, and their place among the set-aside ones.
+constexpr const char* delete_sql = R"sql(
+WITH gone AS (
+  DELETE FROM {{events}} e
+  WHERE e.event_type = $1
+    AND NOT EXISTS (SELECT 1 FROM {{deliveries}} d WHERE d.event_id = e.id)
+  RETURNING e.id
+)
+DELETE FROM {{events}}_unrouted u USING gone WHERE u.event_id = gone.id
+)sql";
 
 constexpr const char* settle_sql = "ANALYZE {{deliveries}}; CHECKPOINT";
 

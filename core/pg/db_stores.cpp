@@ -9,10 +9,9 @@ namespace outbox {
 //
 // Routing may only go by index: statistics taken while only events without
 // routes came in can make even a fresh plan read the whole events table to
-// find a few unrouted ones. A bitmap scan is excluded too: the unrouted
-// index gets a dead entry for every event routed, until a vacuum; a plain
-// index scan in id order marks those dead as it passes them and stops after
-// the batch, a bitmap scan marks nothing and reads them all on every pass.
+// find the few above the routing cursor. A bitmap scan is excluded too: a
+// plain index scan in id order stops after the batch, a bitmap scan reads
+// every entry it matches first.
 //
 // The delivery stores go by index only as well, which makes cached plans
 // safe: a generic plan fixed while the table was nearly empty would keep,

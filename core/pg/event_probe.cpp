@@ -10,12 +10,11 @@ namespace outbox {
 
 namespace {
 
-// The newest unrouted events: new events take the newest ids, so a commit
-// changes this window even when older events stay unrouted (types without
-// routes, a backlog the router works through by itself). A transaction
-// that commits an id older than the whole window (a hundred newer events
-// committed while it stayed open) is seen by the router's own timer
-// (--sleep) instead.
+// The newest events, by the primary key: new events take the newest ids,
+// so a commit changes this window. A transaction that commits an id older
+// than the whole window (a hundred newer events committed while it stayed
+// open) is seen by the router itself, which looks at the gaps it passed
+// again until they are settled (core/domain/routing_cursor.hpp).
 constexpr int probe_window = 100;
 
 // A probe must neither wait behind a lock on the events table (a migration,
@@ -45,11 +44,11 @@ caf::expected<event_probe> event_probe::connect(const std::string& url,
 }
 
 std::string event_probe::sql(const schema_names& names) {
-  // The ids themselves, hashed: a count and a sum could stay the same when
-  // two events are routed and two others commit between two probes.
+  // The ids themselves, hashed: the newest id alone stays the same when an
+  // older one of the window commits.
   return "SELECT md5(COALESCE(string_agg(id::text, ',' ORDER BY id), '')) FROM "
          "(SELECT id FROM " + names.events
-         + " WHERE routed_at IS NULL ORDER BY id DESC LIMIT "
+         + " ORDER BY id DESC LIMIT "
          + std::to_string(probe_window) + ") u";
 }
 

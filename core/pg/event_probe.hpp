@@ -4,9 +4,8 @@
 // through the WAL flush, so a NOTIFY trigger cut the application's own
 // write rate (docs/performance.md "Business commits"). Instead the relay
 // asks, over a connection of its own, for a signature of the newest
-// unrouted events (a hash of their ids, read from the partial index of
-// unrouted events): it changes when an event commits and when the router
-// routes some.
+// events (a hash of their ids, read from the primary key): it changes when
+// an event commits.
 #pragma once
 
 #include <string>
@@ -25,7 +24,7 @@ public:
   static caf::expected<event_probe> connect(const std::string& url,
                                             const schema_names& names);
 
-  /// The signature of the newest unrouted events (an md5 of their ids);
+  /// The signature of the newest events (an md5 of their ids);
   /// errc::database_unavailable once the connection broke.
   caf::expected<std::string> read();
 

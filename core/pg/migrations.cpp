@@ -61,7 +61,8 @@ caf::expected<bool> record_exists(pg_connection& conn, const schema_names& n) {
   return rows->text(0, 0) == "t";
 }
 
-caf::expected<int> apply_missing(pg_connection& conn, const schema_names& names) {
+caf::expected<int> apply_missing(pg_connection& conn, const schema_names& names,
+                                 int up_to) {
   // One migrator at a time; others wait here and then find nothing to do.
   if (auto rows = conn.exec("lock_migrations",
                             "SELECT pg_advisory_xact_lock(hashtext($1))",
@@ -81,7 +82,7 @@ caf::expected<int> apply_missing(pg_connection& conn, const schema_names& names)
     bool done = false;
     for (auto& a : *record)
       done = done || a.version == m.version;
-    if (done)
+    if (done || m.version > up_to)
       continue;
     if (auto err = conn.exec_script(m.name, render_migration(m, names)))
       return err;
@@ -109,13 +110,15 @@ std::string render_migration(const migration& m, const schema_names& names) {
   return fill_names(m.sql, names);
 }
 
-caf::expected<int> migrate(pg_connection& conn, const schema_names& names) {
+caf::expected<int> migrate(pg_connection& conn, const schema_names& names,
+                           int up_to) {
   for (auto* name : {&names.events, &names.deliveries, &names.migrations,
                      &names.publish_function})
     if (auto rule = check_identifier(*name); !rule.empty())
       return make_error(errc::config_invalid,
                         "name \"" + *name + "\" " + rule);
-  return in_transaction<int>(conn, [&] { return apply_missing(conn, names); });
+  return in_transaction<int>(conn,
+                            [&] { return apply_missing(conn, names, up_to); });
 }
 
 caf::error check_schema(pg_connection& conn, const schema_names& names) {
@@ -142,6 +145,7 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
   return conn.exec_script(
     "drop_schema",
     "DROP TABLE IF EXISTS " + n.deliveries + ", " + n.events + ", "
+      + n.events + "_routing, " + n.events + "_unrouted, "
       + n.migrations + " CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.publish_function
       + "(text, text, text, bigint, jsonb, timestamptz, text);"

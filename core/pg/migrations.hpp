@@ -2,6 +2,7 @@
 // time) and the code that applies them once, under the configured names.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,10 @@ std::string render_migration(const migration& m, const schema_names& names);
 /// Applies the migrations not yet recorded in `names.migrations`, all in one
 /// transaction under an advisory lock, and returns how many ran (0: already
 /// up to date). errc::schema_mismatch when the record names other tables or
-/// function: renaming is the application's own migration.
-caf::expected<int> migrate(pg_connection& conn, const schema_names& names);
+/// function: renaming is the application's own migration. `up_to` stops
+/// after that version (tests of an upgrade build the older schema so).
+caf::expected<int> migrate(pg_connection& conn, const schema_names& names,
+                           int up_to = std::numeric_limits<int>::max());
 
 /// Checks that every migration is applied under these names; for daemons at
 /// start. errc::schema_mismatch says what is missing or different.

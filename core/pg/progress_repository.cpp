@@ -7,9 +7,13 @@ namespace outbox {
 namespace {
 
 // Each EXISTS stops at its index's first entry; the extra conditions are
-// the partial indexes' own, so the planner takes them.
+// the partial indexes' own, so the planner takes them. Events above the
+// routing cursor's stored position are still to be routed.
 constexpr const char* open_sql = R"sql(
-SELECT EXISTS (SELECT 1 FROM {{events}} WHERE routed_at IS NULL)
+SELECT EXISTS (SELECT 1 FROM {{events}}
+               WHERE id > (SELECT position FROM {{events}}_routing
+                           WHERE name = 'cursor')
+                 AND quarantined_at IS NULL)
     OR EXISTS (SELECT 1 FROM {{deliveries}}
                WHERE status = 'pending' AND available_at IS NOT NULL)
     OR EXISTS (SELECT 1 FROM {{deliveries}}
@@ -23,7 +27,7 @@ constexpr const char* last_id_sql
   = "SELECT coalesce(max(id), 0) FROM {{events}}";
 
 constexpr const char* events_sql = R"sql(
-SELECT e.id, extract(epoch FROM e.created_at), extract(epoch FROM e.routed_at),
+SELECT e.id, extract(epoch FROM e.created_at), extract(epoch FROM min(d.created_at)),
        extract(epoch FROM max(d.dispatched_at)),
        extract(epoch FROM max(d.completed_at))
 FROM {{events}} e JOIN {{deliveries}} d ON d.event_id = e.id

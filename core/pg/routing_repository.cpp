@@ -1,6 +1,7 @@
 #include "core/pg/routing_repository.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 
 #include <rapidjson/stringbuffer.h>
@@ -17,17 +18,74 @@ namespace outbox {
 
 namespace {
 
-// Claims unrouted events with routes (partial index on unrouted ids; SKIP
-// LOCKED lets routers run side by side), inserts one delivery per route in
-// event order, marks the events routed. Routes arrive as one JSON parameter
-// so the statement stays prepared-shaped whatever the config. The routed
-// event types come as an array as well: a filter on the index scan keeps it
-// in id order, so the scan stops after the batch; a join with the routes
-// would make the planner read every unrouted event and sort them. For the
-// same reason the claimed events are marked by an id list (primary key
-// lookups), not by a join the planner could turn into a full scan.
+// The first statement of a routing transaction: whether this router leads
+// (one router routes at a time: the cursor is one position), the stored
+// cursor, and, when $1, a sample of the routing horizon
+// (core/domain/routing_horizon.hpp): the newest event id taken, read from
+// the id's sequence by a sub-select that runs before the rest (a plain
+// read: pg_sequence_last_value() would take the lock read next), then the
+// transactions that hold the sequence's ROW EXCLUSIVE lock. nextval()
+// takes it before it hands out an id and keeps it until the top-level
+// transaction ends (schema/014_no_insert_trigger.sql), so whoever took an
+// id up to the newest one and has not ended is among them, and nobody
+// else. The look at the events is a later statement, so its snapshot sees
+// whatever such a transaction committed.
+constexpr const char* lead_sql = R"sql(
+SELECT pg_try_advisory_xact_lock(hashtextextended('{{events}} routing', 0))
+         AS leads,
+       (SELECT position FROM {{events}}_routing WHERE name = 'cursor')
+         AS position,
+       s.q AS last_event_id,
+       CASE WHEN $1::boolean THEN array_to_string(ARRAY(
+         SELECT l.virtualtransaction FROM pg_locks l
+         WHERE l.locktype = 'relation'
+           AND l.database = (SELECT oid FROM pg_database
+                             WHERE datname = current_database())
+           AND l.relation = '{{events}}_id_seq'::regclass
+           AND l.mode = 'RowExclusiveLock'
+           AND l.granted
+           -- a prepared transaction's locks show no pid: it counts
+           AND l.pid IS DISTINCT FROM pg_backend_pid()), ' ')
+       ELSE '' END AS holders
+FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS q
+      FROM {{events}}_id_seq OFFSET 0) s
+)sql";
+
+// The look (core/domain/routing_cursor.hpp): the next events above A ($1,
+// at most $2, by the primary key), the open ids again ($3), and set-aside
+// events of the routed types ($4). While set-aside events of routed types
+// wait, nothing newer is read: they are older, and go first.
+constexpr const char* look_sql = R"sql(
+SELECT e.id, e.event_type, e.key IS NOT NULL AS keyed,
+       e.quarantined_at IS NOT NULL AS quarantined, false AS set_aside
+FROM (SELECT id FROM {{events}} WHERE id > $1::bigint
+        AND NOT EXISTS (SELECT 1 FROM {{events}}_unrouted
+                        WHERE event_type = ANY($4::text[]))
+      ORDER BY id LIMIT $2) n
+JOIN {{events}} e ON e.id = n.id
+UNION ALL
+SELECT e.id, e.event_type, e.key IS NOT NULL, e.quarantined_at IS NOT NULL, false
+FROM {{events}} e WHERE e.id = ANY($3::bigint[])
+UNION ALL
+SELECT e.id, e.event_type, e.key IS NOT NULL, false, true
+FROM (SELECT event_id FROM {{events}}_unrouted
+      WHERE event_type = ANY($4::text[]) ORDER BY event_id LIMIT $2) u
+JOIN {{events}} e ON e.id = u.event_id
+)sql";
+
+// Routes the events $2 (ids the look decided on): inserts one delivery per
+// route with the rules copied in, in event order; an event routed before
+// (by a router that stopped before it stored its position) gets nothing
+// twice. Sets aside the events $3 (types without routes) and stores the
+// cursor's position $4 (-1: not now). Routes arrive as one JSON parameter
+// so the statement stays prepared-shaped whatever the config. (PostgreSQL
+// runs every data-modifying CTE once, referenced or not.)
 constexpr const char* route_sql = R"sql(
-WITH routes AS (SELECT * FROM {{routes}}), claimed AS ({{claim}}), inserted AS (
+WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
+  SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
+  FROM {{events}} e
+  WHERE e.id = ANY($2::bigint[]) AND e.quarantined_at IS NULL
+), inserted AS (
   INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
     repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key,
     ordered, block_on_failure, available_at)
@@ -42,11 +100,16 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS ({{claim}}), inserted AS (
   CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
   ORDER BY c.id, r.job, r.queue
   ON CONFLICT (event_id, job, queue) DO NOTHING
-  RETURNING id, queue, coalesce_key, job, merge, ordered
-), marked AS (
-  UPDATE {{events}} e SET routed_at = now()
-  WHERE e.id = ANY (ARRAY(SELECT id FROM claimed))
-  RETURNING e.id
+  RETURNING id, event_id, queue, coalesce_key, job, merge, ordered
+), taken AS (
+  DELETE FROM {{events}}_unrouted u WHERE u.event_id = ANY($2::bigint[])
+), aside AS (
+  INSERT INTO {{events}}_unrouted (event_id, event_type)
+  SELECT e.id, e.event_type FROM {{events}} e WHERE e.id = ANY($3::bigint[])
+  ON CONFLICT (event_id) DO NOTHING
+), moved AS (
+  UPDATE {{events}}_routing SET position = $4::bigint
+  WHERE name = 'cursor' AND $4::bigint >= 0 AND position <> $4::bigint
 )
 SELECT 'queue' AS kind, queue, NULL AS job, count(*), NULL AS coalesce_key
 FROM inserted GROUP BY queue
@@ -56,56 +119,14 @@ SELECT DISTINCT 'key', queue, job, 0, coalesce_key FROM inserted
 UNION ALL
 SELECT 'ordered', NULL, NULL, id, NULL FROM inserted WHERE ordered
 UNION ALL
-SELECT 'events', NULL, NULL, count(*), NULL FROM marked
-UNION ALL
--- Whether an ordered event waits for the horizon (routing_horizon.hpp);
--- $5 < 0: this router does not route ordered events in this pass.
-SELECT 'held', NULL, NULL, count(*), NULL FROM (
-  SELECT 1 FROM {{events}} e
-  WHERE cardinality($4::text[]) > 0 AND $5::bigint >= 0
-    AND e.routed_at IS NULL AND e.id > $5::bigint AND e.key IS NOT NULL
-    AND e.event_type = ANY($4::text[])
-  LIMIT 1) h
-)sql";
-
-// The claim of route_sql in a pass: the next batch ($2 rows) in id order.
-constexpr const char* batch_claim = R"sql(
-  SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
-  FROM {{events}} e
-  WHERE e.routed_at IS NULL AND e.event_type = ANY($3::text[])
-    AND {{not_held}}
-  ORDER BY e.id
-  LIMIT $2
-  FOR UPDATE OF e SKIP LOCKED
-)sql";
-
-// The claim of route_sql when a batch failed on its data: the one event $2,
-// so that the failing one is found and the others are routed.
-constexpr const char* one_claim = R"sql(
-  SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
-  FROM {{events}} e
-  WHERE e.id = $2::bigint AND e.routed_at IS NULL
-    AND e.event_type = ANY($3::text[])
-    AND {{not_held}}
-  FOR UPDATE OF e SKIP LOCKED
-)sql";
-
-// The events a failed batch would have claimed, read without computing
-// anything from their columns (ordered ones that wait for the horizon are
-// not among them: they would fill the list and hide the failing one).
-constexpr const char* candidates_sql = R"sql(
-SELECT e.id FROM {{events}} e
-WHERE e.routed_at IS NULL AND e.event_type = ANY($2::text[])
-  AND {{not_held}}
-ORDER BY e.id
-LIMIT $1
+SELECT 'events', NULL, NULL, count(DISTINCT event_id), NULL FROM inserted
 )sql";
 
 // Takes an event out of routing for good (see schema/009_quarantine.sql).
 constexpr const char* quarantine_sql = R"sql(
 UPDATE {{events}}
-SET quarantined_at = now(), quarantine_reason = $2, routed_at = now()
-WHERE id = $1 AND routed_at IS NULL
+SET quarantined_at = now(), quarantine_reason = $2
+WHERE id = $1 AND quarantined_at IS NULL
 RETURNING id, event_type
 )sql";
 
@@ -115,25 +136,6 @@ RETURNING id, event_type
 constexpr const char* notify_sql = R"sql(
 SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p
 )sql";
-
-// The filter {{not_held}}: the event is not one an ordered route must
-// hold back (routing_horizon.hpp): no key, not a type of an ordered route
-// (the text[] `types`), or at most the safe id `safe` (-1: another router
-// routes them now).
-std::string with_held_filter(std::string sql, const char* types,
-                             const char* safe) {
-  fill_slot(sql, "{{not_held}}",
-            std::string{"(e.key IS NULL OR e.id <= "} + safe
-              + "::bigint OR NOT e.event_type = ANY(" + types + "::text[]))");
-  return sql;
-}
-
-std::string with_claim(const char* claim, const schema_names& names) {
-  auto sql = with_routes(route_sql);
-  const std::string slot = "{{claim}}";
-  sql.replace(sql.find(slot), slot.size(), claim);
-  return fill_names(with_held_filter(std::move(sql), "$4", "$5"), names);
-}
 
 // For each (key, job, queue) that just received a delivery: the newest
 // pending delivery wins, older pending ones become superseded by it; with
@@ -178,44 +180,11 @@ WHERE o.id = older.id
 RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
 )sql";
 
-// The routing transaction's first statement when routes are ordered
-// (core/domain/routing_horizon.hpp): the newest event id taken, read from
-// the id's sequence by a sub-select that runs before the rest (a plain
-// read: pg_sequence_last_value() would take the lock read next), then the
-// transactions that hold the sequence's ROW EXCLUSIVE lock. nextval()
-// takes it before it hands out an id and keeps it until the top-level
-// transaction ends (schema/014_no_insert_trigger.sql), so whoever took an
-// id up to the newest one and has not ended is among them, and nobody
-// else: no trigger of the producer's has to say so. Only one router at a
-// time routes ordered events (routers skip each other's locked events,
-// which would let a later event of a key overtake an earlier one): the one
-// that gets the transaction-scoped lock.
-constexpr const char* horizon_sql = R"sql(
-SELECT s.q AS last_event_id,
-       array_to_string(ARRAY(
-         SELECT l.virtualtransaction FROM pg_locks l
-         WHERE l.locktype = 'relation'
-           AND l.database = (SELECT oid FROM pg_database
-                             WHERE datname = current_database())
-           AND l.relation = '{{events}}_id_seq'::regclass
-           AND l.mode = 'RowExclusiveLock'
-           AND l.granted
-           -- a prepared transaction's locks show no pid: it counts
-           AND l.pid IS DISTINCT FROM pg_backend_pid()), ' ') AS holders,
-       pg_try_advisory_xact_lock(
-         hashtextextended('{{events}} ordered routing', 0)) AS leads
-FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS q
-      FROM {{events}}_id_seq OFFSET 0) s
-)sql";
-
-// The routes' event types as a text[] literal (the claim's $3); with
-// `ordered_only`, those of ordered routes (its $4).
-std::string routed_types(const std::vector<route>& routes,
-                         bool ordered_only = false) {
+// The routes' event types as a text[] literal (the look's $4).
+std::string routed_types(const std::vector<route>& routes) {
   std::vector<pg_param> types;
   for (auto& r : routes)
-    if (!ordered_only || r.rules.ordering == key_ordering::key)
-      types.push_back(r.event_type);
+    types.push_back(r.event_type);
   return pg_text_array(types);
 }
 
@@ -230,6 +199,8 @@ void add_to(routing_result& into, routing_result&& from) {
     into.superseded.push_back(std::move(s));
   for (auto& [queue, n] : from.per_queue)
     into.per_queue[queue] += n;
+  into.more = into.more || from.more;
+  into.unstored = from.unstored;
   if (from.held_back) {
     into.held_back = true;
     into.held_retry_ms = from.held_retry_ms;
@@ -288,37 +259,47 @@ routing_repository::routing_repository(const schema_names& names,
                                        std::optional<ready_notify> notify)
   : notify_(std::move(notify)), routes_json_(routes_to_json(routes)),
     routed_types_(routed_types(routes)),
-    ordered_types_(routed_types(routes, true)),
     any_ordered_(std::any_of(routes.begin(), routes.end(), [](const route& r) {
       return r.rules.ordering == key_ordering::key;
     })),
-    horizon_sql_(fill_names(horizon_sql, names)),
+    lead_sql_(fill_names(lead_sql, names)),
+    look_sql_(fill_names(look_sql, names)),
     release_(names),
-    route_sql_(with_claim(batch_claim, names)),
-    route_one_sql_(with_claim(one_claim, names)),
-    candidates_sql_(fill_names(with_held_filter(candidates_sql, "$3", "$4"), names)),
+    route_sql_(fill_names(with_routes(route_sql), names)),
     quarantine_sql_(fill_names(quarantine_sql, names)),
     coalesce_sql_(fill_names(coalesce_sql, names)) {
+  for (auto& r : routes) {
+    routed_.insert(r.event_type);
+    if (r.rules.ordering == key_ordering::key)
+      ordered_.insert(r.event_type);
+  }
 }
 
 caf::expected<routing_result>
 routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
-  auto routed = route_claimed(conn, "route_batch", route_sql_,
-                              std::to_string(batch_size));
+  auto routed = route_pass(conn, batch_size);
   if (!routed) {
-    if (!is_data_error(routed.error()))
+    if (!is_data_error(routed.error()) || tried_.empty())
       return routed;
     // Only after a failure: the hot path never runs more than the batch.
-    return route_one_by_one(conn, batch_size, sqlstate_of(routed.error()));
+    auto one_by_one = route_one_by_one(conn, sqlstate_of(routed.error()));
+    if (!one_by_one)
+      return one_by_one;
+    // The same look again moves the cursor past them: the routed ones
+    // have their deliveries, the quarantined ones are passed. Should it
+    // fail, the next pass tries again.
+    if (auto after = route_pass(conn, batch_size))
+      add_to(*one_by_one, std::move(*after));
+    return one_by_one;
   }
-  // Ordered events this transaction only took a sample for: the next one,
-  // a moment later, usually finds the older transactions ended and routes
-  // them in this pass (routing_horizon.hpp).
-  // Under load (it routed some) the next wake-up comes soon anyway, and a
-  // bigger batch then costs less per event than a second transaction now.
-  if (routed->held_back && horizon_.progressed() && routed->events_routed == 0) {
-    auto more = route_claimed(conn, "route_batch", route_sql_,
-                              std::to_string(batch_size));
+  // Events this transaction only took a sample for: the next one, a moment
+  // later, usually finds the older transactions ended and routes them in
+  // this pass (routing_horizon.hpp). Under load (it routed some) the next
+  // wake-up comes soon anyway, and a bigger batch then costs less per event
+  // than a second transaction now.
+  if (routed->held_back && horizon_.progressed() && routed->events_routed == 0
+      && !cursor_.open().empty()) {
+    auto more = route_pass(conn, batch_size);
     // The first transaction committed: its work is reported either way. A
     // failure here comes back in the next pass, which handles it.
     if (more)
@@ -333,74 +314,169 @@ struct routing_repository::coalesce_targets {
   std::vector<pg_param> keys, jobs, queues;
 };
 
-caf::expected<routing_result>
-routing_repository::route_claimed(pg_connection& conn, const char* name,
-                                  const std::string& sql,
-                                  const std::string& limit_or_id) {
-  return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
-    auto safe = ordered_safe_id(conn);
-    if (!safe)
-      return safe.error();
-    auto rows = conn.exec_prepared(name, sql,
-                                   {routes_json_, limit_or_id, routed_types_,
-                                    ordered_types_, std::to_string(*safe)});
-    if (!rows)
-      return rows.error();
-    routing_result out;
-    coalesce_targets targets;
-    std::vector<int64_t> ordered;
-    for (int i = 0; i < rows->size(); ++i) {
-      auto kind = rows->text(i, 0);
-      if (kind == "events") {
-        out.events_routed = rows->int64(i, 3);
-      } else if (kind == "queue") {
-        out.per_queue[rows->text(i, 1)] = rows->int64(i, 3);
-        out.deliveries_created += rows->int64(i, 3);
-      } else if (kind == "ordered") {
-        ordered.push_back(rows->int64(i, 3));
-      } else if (kind == "held") {
-        // Another router leads ordered routing: it waits for them.
-        out.held_back = rows->int64(i, 3) > 0;
-      } else {
-        targets.queues.push_back(rows->text(i, 1));
-        targets.jobs.push_back(rows->text(i, 2));
-        targets.keys.push_back(rows->text(i, 4));
-      }
-    }
-    if (auto err = notify_ready(conn, out.per_queue))
-      return err;
-    if (out.held_back)
-      out.held_retry_ms = horizon_.retry_delay(std::chrono::seconds{1}).count();
-    if (auto err = coalesce(conn, targets, out))
-      return err;
-    // After coalescing: a superseded head frees its key for the newest.
-    auto released = release_.release(conn, ordered);
-    if (!released)
-      return released.error();
-    out.deliveries_released = *released;
-    return out;
-  });
-}
-
-caf::expected<int64_t>
-routing_repository::ordered_safe_id(pg_connection& conn) {
-  if (!any_ordered_)
-    return 0; // no ordered route: $5 filters nothing
-  auto rows = conn.exec_prepared("routing_horizon", horizon_sql_, {});
+caf::expected<routing_repository::lead>
+routing_repository::read_lead(pg_connection& conn, bool sample) {
+  auto rows = conn.exec_prepared("routing_lead", lead_sql_,
+                                 {sample ? "true" : "false"});
   if (!rows)
     return rows.error();
-  column_finder col{*rows, "routing_horizon"};
-  int q = col("last_event_id"), holders = col("holders"), leads = col("leads");
+  column_finder col{*rows, "routing_lead"};
+  int leads = col("leads"), position = col("position"), q = col("last_event_id"),
+      holders = col("holders");
   if (col.error())
     return col.error();
-  if (rows->size() != 1)
-    return make_error(errc::database_error, "routing_horizon: no row");
-  horizon_sample now{rows->int64(0, q), {}};
+  if (rows->size() != 1 || rows->is_null(0, position))
+    return make_error(errc::database_error,
+                      "routing_lead: no routing cursor (schema/015)");
+  lead out;
+  out.leads = rows->text(0, leads) == "t";
+  out.position = rows->int64(0, position);
+  out.sample.last_event_id = rows->int64(0, q);
   std::istringstream words{rows->text(0, holders)};
   for (std::string vxid; words >> vxid;)
-    now.holders.insert(vxid);
-  auto safe = horizon_.advance(std::move(now));
-  return rows->text(0, leads) == "t" ? safe : int64_t{-1};
+    out.sample.holders.insert(vxid);
+  return out;
+}
+
+caf::expected<routing_repository::look_result>
+routing_repository::look(pg_connection& conn, int32_t limit) {
+  std::vector<int64_t> open{cursor_.open().begin(), cursor_.open().end()};
+  auto rows = conn.exec_prepared(
+    "routing_look", look_sql_,
+    {std::to_string(cursor_.scanned()),
+     std::to_string(cursor_.may_look_ahead() ? limit : 0), pg_int_array(open),
+     routed_types_});
+  if (!rows)
+    return rows.error();
+  look_result out;
+  for (int i = 0; i < rows->size(); ++i) {
+    seen_event e;
+    e.id = rows->int64(i, 0);
+    auto type = rows->text(i, 1);
+    e.routable = routed_.count(type) > 0;
+    e.ordered = rows->text(i, 2) == "t" && ordered_.count(type) > 0;
+    e.quarantined = rows->text(i, 3) == "t";
+    e.set_aside = rows->text(i, 4) == "t";
+    if (!e.set_aside && e.id > cursor_.scanned())
+      ++out.ahead;
+    out.events.push_back(e);
+  }
+  return out;
+}
+
+caf::expected<routing_result>
+routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
+  tried_.clear();
+  routing_step step;
+  int64_t store = -1;
+  auto now = std::chrono::steady_clock::now();
+  auto out = in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
+    // Without ordered routes and open ids the horizon is not needed: a gap
+    // the look finds waits for the next pass, which samples it. The first
+    // pass samples too: events deleted before the router started (below
+    // the newest id taken, with nobody inserting) are then settled at once.
+    bool sample = any_ordered_ || !cursor_.open().empty() || first_pass_;
+    first_pass_ = false;
+    auto lead = read_lead(conn, sample);
+    if (!lead)
+      return lead.error();
+    if (!lead->leads)
+      return routing_result{}; // another router routes now
+    cursor_.resume(lead->position);
+    if (lead->sample.last_event_id < cursor_.done()) {
+      // The newest id taken is below the cursor: the sequence went back (a
+      // database restored without its routing table, a reset). Ids the
+      // cursor passed may be handed out again, and which is unknown: it
+      // starts over (routing an event again creates nothing twice).
+      logger("router")->warn("event=routing_cursor_reset position={} last_event_id={}",
+                             cursor_.done(), lead->sample.last_event_id);
+      cursor_.restart(0);
+      last_store_ = {}; // stored in this transaction
+    }
+    auto safe = sample ? horizon_.advance(std::move(lead->sample))
+                       : horizon_.safe_id();
+    auto seen = look(conn, batch_size);
+    if (!seen)
+      return seen.error();
+    step = cursor_.decide(std::move(seen->events), safe);
+    routing_result res;
+    res.more = seen->ahead >= batch_size;
+    // The position is stored at most every store_interval: a router that
+    // takes over from an older one routes those events again, which
+    // creates nothing twice.
+    bool moved = step.done != cursor_.done() || cursor_.unstored() >= 0;
+    if (moved && now - last_store_ >= store_interval)
+      store = step.done;
+    else if (moved)
+      res.unstored = true; // a pass soon stores it
+    if (step.route.empty() && step.set_aside.empty() && store < 0)
+      return res;
+    tried_ = step.route;
+    auto rows = conn.exec_prepared("route", route_sql_,
+                                   {routes_json_, pg_int_array(step.route),
+                                    pg_int_array(step.set_aside),
+                                    std::to_string(store)});
+    if (!rows)
+      return rows.error();
+    return finish(conn, *rows, std::move(res));
+  });
+  if (!out)
+    return out;
+  if (!step.open.empty()) {
+    // Gaps or ordered events above the horizon: look again soon.
+    out->held_back = true;
+    out->held_retry_ms = horizon_.retry_delay(std::chrono::seconds{1}).count();
+  }
+  cursor_.commit(std::move(step));
+  if (store >= 0) {
+    cursor_.stored(store);
+    last_store_ = now;
+  }
+  return out;
+}
+
+caf::expected<routing_result>
+routing_repository::finish(pg_connection& conn, const pg_rows& rows,
+                           routing_result out) {
+  coalesce_targets targets;
+  std::vector<int64_t> ordered;
+  for (int i = 0; i < rows.size(); ++i) {
+    auto kind = rows.text(i, 0);
+    if (kind == "events") {
+      out.events_routed = rows.int64(i, 3);
+    } else if (kind == "queue") {
+      out.per_queue[rows.text(i, 1)] = rows.int64(i, 3);
+      out.deliveries_created += rows.int64(i, 3);
+    } else if (kind == "ordered") {
+      ordered.push_back(rows.int64(i, 3));
+    } else {
+      targets.queues.push_back(rows.text(i, 1));
+      targets.jobs.push_back(rows.text(i, 2));
+      targets.keys.push_back(rows.text(i, 4));
+    }
+  }
+  if (auto err = notify_ready(conn, out.per_queue))
+    return err;
+  if (auto err = coalesce(conn, targets, out))
+    return err;
+  // After coalescing: a superseded head frees its key for the newest.
+  auto released = release_.release(conn, ordered);
+  if (!released)
+    return released.error();
+  out.deliveries_released = *released;
+  return out;
+}
+
+caf::expected<routing_result>
+routing_repository::route_one(pg_connection& conn, int64_t id) {
+  return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
+    auto rows = conn.exec_prepared("route", route_sql_,
+                                   {routes_json_, pg_int_array({id}),
+                                    pg_int_array({}), "-1"});
+    if (!rows)
+      return rows.error();
+    return finish(conn, *rows, routing_result{});
+  });
 }
 
 caf::error routing_repository::coalesce(pg_connection& conn,
@@ -441,22 +517,18 @@ routing_repository::notify_ready(pg_connection& conn,
 }
 
 caf::expected<routing_result>
-routing_repository::route_one_by_one(pg_connection& conn, int32_t batch_size,
+routing_repository::route_one_by_one(pg_connection& conn,
                                      const std::string& batch_state) {
   auto log = logger("router");
   log->warn("event=routing_batch_failed sqlstate={} action=route_one_by_one",
             batch_state);
-  auto ids = conn.exec("route_candidates", candidates_sql_,
-                       {std::to_string(batch_size), routed_types_,
-                        ordered_types_, std::to_string(horizon_.safe_id())});
-  if (!ids)
-    return ids.error();
+  auto ids = std::move(tried_);
+  tried_.clear();
   routing_result out;
   bool any_routed = false;
-  std::vector<std::pair<std::string, std::string>> failing; // id, SQLSTATE
-  for (int i = 0; i < ids->size(); ++i) {
-    auto id = ids->text(i, 0);
-    auto one = route_claimed(conn, "route_one", route_one_sql_, id);
+  std::vector<std::pair<int64_t, std::string>> failing; // id, SQLSTATE
+  for (auto id : ids) {
+    auto one = route_one(conn, id);
     if (one) {
       any_routed = true;
       add_to(out, std::move(*one));
@@ -472,16 +544,18 @@ routing_repository::route_one_by_one(pg_connection& conn, int32_t batch_size,
     failing.resize(1);
   for (auto& [id, state] : failing) {
     auto reason = "routing failed on this event with SQLSTATE " + state;
-    auto q = conn.exec("quarantine_event", quarantine_sql_, {id, reason});
+    auto q = conn.exec("quarantine_event", quarantine_sql_,
+                       {std::to_string(id), reason});
     if (!q)
       return q.error();
     if (q->size() == 0)
-      continue; // routed or quarantined by another router meanwhile
+      continue; // quarantined by another router meanwhile
     ++out.events_quarantined;
     log->error("event=event_quarantined outboxEventId={} eventType={} pass=routing "
                "sqlstate={}",
                id, kv(q->text(0, 1)), state);
   }
+  out.more = true;
   return out;
 }
 

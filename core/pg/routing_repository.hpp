@@ -1,8 +1,10 @@
-// The routing pass's SQL: turns unrouted events into deliveries, one per
-// route, and coalesces waiting deliveries of the same key.
+// The routing pass's SQL: turns new events into deliveries, one per route,
+// and coalesces waiting deliveries of the same key.
 #pragma once
 
+#include <chrono>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include <caf/expected.hpp>
 
 #include "core/domain/route.hpp"
+#include "core/domain/routing_cursor.hpp"
 #include "core/domain/routing_horizon.hpp"
 #include "core/domain/routing_result.hpp"
 #include "core/domain/schema_names.hpp"
@@ -18,6 +21,7 @@
 namespace outbox {
 
 class pg_connection;
+class pg_rows;
 
 /// Where the routing transaction announces new deliveries
 /// (core/domain/ready_notice.hpp).
@@ -33,16 +37,19 @@ public:
   routing_repository(const schema_names& names, const std::vector<route>& routes,
                      std::optional<ready_notify> notify = std::nullopt);
 
-  /// Routes up to `batch_size` unrouted events that have routes, in one
-  /// transaction: claims them (FOR UPDATE SKIP LOCKED), inserts every route's
-  /// delivery with the rules copied in (an event gets all its deliveries or
-  /// none; running twice never duplicates one), coalesces, marks them routed.
-  /// Events of types without routes are left alone and block nothing.
-  /// When the batch fails on the data of some row (is_data_error), it
-  /// routes the same events one at a time, each in its own transaction,
-  /// and quarantines those that still fail (schema/009_quarantine.sql):
-  /// the others are routed in the same pass. When every event fails alone
-  /// too, only the first is quarantined per pass.
+  /// Routes up to `batch_size` events in one transaction, walking them by
+  /// id from the routing cursor (core/domain/routing_cursor.hpp): inserts
+  /// every route's delivery with the rules copied in (an event gets all its
+  /// deliveries or none; routing an event again never duplicates one),
+  /// coalesces, sets aside events of types without routes, and stores the
+  /// cursor's position now and then. Writes nothing to the events. Only one
+  /// router routes at a time (a transaction-scoped advisory lock); another
+  /// one's pass does nothing. When the batch fails on the data of some row
+  /// (is_data_error), it routes the same events one at a time, each in its
+  /// own transaction, and quarantines those that still fail
+  /// (schema/009_quarantine.sql): the others are routed in the same pass.
+  /// When every event fails alone too, only the first is quarantined per
+  /// pass.
   caf::expected<routing_result> route_batch(pg_connection& conn,
                                             int32_t batch_size);
 
@@ -51,12 +58,32 @@ public:
   const std::string& coalescing_statement() const { return coalesce_sql_; }
 
 private:
-  // One transaction of the routing statement `sql` (its claim takes a
-  // batch size or an event id) and the coalescing.
-  caf::expected<routing_result> route_claimed(pg_connection& conn,
-                                              const char* name,
-                                              const std::string& sql,
-                                              const std::string& limit_or_id);
+  // The first statement of a routing transaction.
+  struct lead {
+    bool leads = false;   // this router routes now
+    int64_t position = 0; // the stored cursor
+    horizon_sample sample;
+  };
+  caf::expected<lead> read_lead(pg_connection& conn, bool sample);
+
+  // What the look at the events saw.
+  struct look_result {
+    std::vector<seen_event> events;
+    int32_t ahead = 0; // of them, new ones above A
+  };
+  caf::expected<look_result> look(pg_connection& conn, int32_t limit);
+
+  // One routing transaction; the cursor moves once it committed.
+  caf::expected<routing_result> route_pass(pg_connection& conn,
+                                           int32_t batch_size);
+
+  // Reads the routing statement's rows into `out`, then notifies,
+  // coalesces and releases keys in the same transaction.
+  caf::expected<routing_result> finish(pg_connection& conn, const pg_rows& rows,
+                                       routing_result out);
+
+  // Routes the one event `id` in its own transaction.
+  caf::expected<routing_result> route_one(pg_connection& conn, int64_t id);
 
   // The keys a routing statement asked to coalesce, as parallel arrays.
   struct coalesce_targets;
@@ -65,29 +92,32 @@ private:
   caf::error coalesce(pg_connection& conn, const coalesce_targets& t,
                       routing_result& out);
 
-  // The id up to which this transaction may route ordered events; -1 when
-  // another router routes them now (routing_horizon.hpp).
-  caf::expected<int64_t> ordered_safe_id(pg_connection& conn);
-
   // NOTIFYs the queues of `per_queue` in the current transaction.
   caf::error notify_ready(pg_connection& conn,
                           const std::map<std::string, int64_t>& per_queue);
 
+  // Routes the events of the failed batch one by one.
   caf::expected<routing_result> route_one_by_one(pg_connection& conn,
-                                                 int32_t batch_size,
                                                  const std::string& batch_state);
+
+  // How often at most the cursor's position is written.
+  static constexpr std::chrono::milliseconds store_interval{
+    routing_result::store_ms};
 
   std::optional<ready_notify> notify_;
   std::string routes_json_;
   std::string routed_types_; // the routes' event types as a text[] literal
-  std::string ordered_types_; // those of ordered routes
+  std::set<std::string> routed_, ordered_; // types with routes, ordered routes
   bool any_ordered_;
   routing_horizon horizon_; // this router's samples: its own memory
-  std::string horizon_sql_;
+  routing_cursor cursor_;   // likewise
+  std::chrono::steady_clock::time_point last_store_{};
+  bool first_pass_ = true;
+  std::vector<int64_t> tried_; // the events the last routing statement routed
+  std::string lead_sql_;
+  std::string look_sql_;
   key_release release_;
   std::string route_sql_;
-  std::string route_one_sql_;
-  std::string candidates_sql_;
   std::string quarantine_sql_;
   std::string coalesce_sql_;
 };

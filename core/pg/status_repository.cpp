@@ -26,10 +26,17 @@ const std::vector<std::string>& delivery_statuses() {
 }
 
 status_repository::status_repository(schema_names n)
-  // Unrouted events come from the partial unrouted index.
-  : events_sql_("SELECT count(*), COALESCE(extract(epoch FROM now() - "
-                "min(created_at)), 0) FROM "
-                + n.events + " WHERE routed_at IS NULL"),
+  // Unrouted events: those above the routing cursor's stored position (by
+  // the primary key; the router stores it at most every 100 ms) and those
+  // set aside for lack of routes.
+  : events_sql_(fill_names(
+      "SELECT count(*), COALESCE(extract(epoch FROM now() - min(created_at)), 0)"
+      " FROM (SELECT e.created_at FROM {{events}} e WHERE e.id > (SELECT"
+      " position FROM {{events}}_routing WHERE name = 'cursor')"
+      " AND e.quarantined_at IS NULL"
+      " UNION ALL SELECT e.created_at FROM {{events}}_unrouted u"
+      " JOIN {{events}} e ON e.id = u.event_id) x",
+      n)),
     // Per queue and status: one pass over the table (the ages need every
     // open row, and an index of every status would cost each change of
     // status an entry: schema/005).

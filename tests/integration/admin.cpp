@@ -106,7 +106,7 @@ CAF_TEST(prune deletes old final deliveries and bad arguments are refused) {
   must_exec(db, "UPDATE " + names.deliveries
                   + " SET finished_at = now() - interval '5 hours'"
                     " WHERE finished_at IS NOT NULL");
-  must_exec(db, "UPDATE " + names.events + " SET routed_at = now() - interval '5 hours'");
+  must_exec(db, "UPDATE " + names.events + " SET created_at = now() - interval '5 hours'");
   CAF_CHECK_EQUAL(ctl("prune").first, 2);
   CAF_CHECK_EQUAL(ctl("prune --hours -1").first, 2);
   check_ends(ctl("prune --hours 1 --status pending"), 2,
@@ -178,7 +178,7 @@ CAF_TEST(quarantined events and deliveries are listed and removed) {
   CAF_CHECK_EQUAL(ctl("quarantined 12").first, 2);
   check_ends(ctl("quarantined --limit 1"), 0, "(--limit reached)");
   // prune keeps quarantined events, however old.
-  must_exec(db, "UPDATE " + names.events + " SET routed_at = now() - interval '5 hours'"
+  must_exec(db, "UPDATE " + names.events + " SET created_at = now() - interval '5 hours'"
                   " WHERE id = " + poison);
   check_ends(ctl("prune --hours 1 --status completed"), 0, "pruned 0 deliveries and 0 events");
   // discard removes quarantined events only; the delivery is failed: forget.

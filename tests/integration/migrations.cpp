@@ -3,6 +3,8 @@
 
 #include "core/base/errors.hpp"
 #include "core/pg/migrations.hpp"
+#include "core/pg/routing_repository.hpp"
+#include "core/pg/status_repository.hpp"
 #include "tests/integration/test_services.hpp"
 
 using namespace outbox;
@@ -78,4 +80,70 @@ CAF_TEST(dropping a schema leaves none of its functions behind) {
                         {prefix});
   CAF_CHECK_EQUAL(left.int64(0, 0), 0);
   CAF_MESSAGE("left: " << left.text(0, 1));
+}
+
+// Upgrade to routing by cursor (schema/015) on a database the relay of
+// 014 used: what was unrouted is routed (or stays unrouted, for a type
+// without routes), what was routed or quarantined is not routed again.
+CAF_TEST(an upgrade to routing by cursor routes what was unrouted and nothing twice) {
+  auto db = connect_db();
+  auto names = schema_names{}.with_prefix(unique_prefix());
+  auto before = migrate(db, names, 14);
+  CAF_REQUIRE(before);
+  CAF_REQUIRE_EQUAL(*before, 14);
+  auto publish = [&](const std::string& type) {
+    return must_exec(db, "SELECT " + names.publish_function + "($1, '{}')", {type})
+      .int64(0, 0);
+  };
+  auto routed = publish("r");
+  must_exec(db, "INSERT INTO " + names.deliveries
+                  + " (event_id, job, queue, delivery_timeout_seconds)"
+                    " VALUES ($1, 'J', 'q', 30)",
+            {std::to_string(routed)});
+  must_exec(db, "UPDATE " + names.events + " SET routed_at = now() WHERE id = $1",
+            {std::to_string(routed)});
+  auto a = publish("r");
+  publish("nobody.listens");
+  auto b = publish("r");
+  auto quarantined = publish("r");
+  must_exec(db, "UPDATE " + names.events
+                  + " SET quarantined_at = now(), routed_at = now() WHERE id = $1",
+            {std::to_string(quarantined)});
+  auto after = migrate(db, names);
+  CAF_REQUIRE(after);
+  CAF_CHECK_EQUAL(*after, static_cast<int>(migrations().size()) - 14);
+  status_repository status{names};
+  auto unrouted = [&] {
+    auto s = status.read(db);
+    CAF_REQUIRE(s);
+    return s->unrouted_events;
+  };
+  CAF_CHECK_EQUAL(unrouted(), 3);
+  route r;
+  r.event_type = "r";
+  r.job = "J";
+  r.queue = "q";
+  routing_repository router{names, {r}};
+  auto first = router.route_batch(db, 100);
+  CAF_REQUIRE(first);
+  CAF_CHECK_EQUAL(first->events_routed, 2);
+  auto next = router.route_batch(db, 100);
+  CAF_REQUIRE(next);
+  CAF_CHECK_EQUAL(next->events_routed, 0);
+  auto got = must_exec(db, "SELECT string_agg(event_id::text, ',' ORDER BY event_id)"
+                           " FROM " + names.deliveries);
+  CAF_CHECK_EQUAL(got.text(0, 0), std::to_string(routed) + "," + std::to_string(a)
+                                    + "," + std::to_string(b));
+  CAF_CHECK_EQUAL(unrouted(), 1); // the type without routes
+  // New events after the upgrade are routed as usual.
+  auto c = publish("r");
+  auto last = router.route_batch(db, 100);
+  CAF_REQUIRE(last);
+  CAF_CHECK_EQUAL(last->events_routed, 1);
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.deliveries
+                                  + " WHERE event_id = $1",
+                            {std::to_string(c)})
+                    .int64(0, 0),
+                  1);
+  CAF_REQUIRE(!drop_schema(db, names));
 }

@@ -63,19 +63,17 @@ CAF_TEST(an event whose key the index cannot hold is quarantined and the rest ro
   CAF_CHECK_EQUAL(r->events_quarantined, 1);
   CAF_CHECK_EQUAL(r->per_queue["others"], 2);
   CAF_CHECK_EQUAL(r->per_queue["keys"], 1);
-  auto row = must_exec(db, "SELECT quarantined_at IS NOT NULL, quarantine_reason,"
-                           " routed_at IS NOT NULL FROM " + names.events
-                             + " WHERE id = $1",
+  auto row = must_exec(db, "SELECT quarantined_at IS NOT NULL, quarantine_reason"
+                           " FROM " + names.events + " WHERE id = $1",
                        {std::to_string(poison)});
   CAF_CHECK_EQUAL(row.text(0, 0), "t");
   CAF_CHECK_EQUAL(row.text(0, 1), "routing failed on this event with SQLSTATE 54000");
-  CAF_CHECK_EQUAL(row.text(0, 2), "t");
   CAF_CHECK_EQUAL(text("SELECT count(*) FROM " + names.deliveries
                        + " WHERE event_id = " + std::to_string(poison)),
                   "0");
   for (auto id : {before, after, keyed})
-    CAF_CHECK_EQUAL(text("SELECT routed_at IS NOT NULL FROM " + names.events
-                         + " WHERE id = " + std::to_string(id)),
+    CAF_CHECK_EQUAL(text("SELECT count(*) > 0 FROM " + names.deliveries
+                         + " WHERE event_id = " + std::to_string(id)),
                     "t");
   // The next pass sees neither it nor a failure.
   publish("other", "{}");

@@ -7,6 +7,7 @@
 #include "core/pg/pg_listener.hpp"
 #include "core/pg/routing_repository.hpp"
 #include "tests/integration/test_services.hpp"
+#include "tests/integration/wait_until.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -74,36 +75,102 @@ CAF_TEST(an event type without routes does not block the events behind it) {
   auto r = route_all();
   CAF_CHECK_EQUAL(r.events_routed, 1);
   CAF_CHECK_EQUAL(r.per_queue["mail"], 1);
-  auto unrouted = must_exec(db, "SELECT count(*) FROM " + names.events
-                                  + " WHERE routed_at IS NULL");
-  CAF_CHECK_EQUAL(unrouted.int64(0, 0), 2);
+  // Set aside, so that they stay unrouted events for status and retention.
+  auto aside = must_exec(db, "SELECT count(*) FROM " + names.events
+                               + "_unrouted WHERE event_type = 'nobody.listens'");
+  CAF_CHECK_EQUAL(aside.int64(0, 0), 2);
+  // No event row was written.
+  auto written = must_exec(db, "SELECT count(*) FROM " + names.events
+                                 + " WHERE routed_at IS NOT NULL");
+  CAF_CHECK_EQUAL(written.int64(0, 0), 0);
+}
+
+CAF_TEST(a router whose routes include a set aside type routes those first) {
+  auto a = publish("nobody.listens", "{}");
+  route_all();
+  auto b = publish("nobody.listens", "{}");
+  auto routes_later = routes;
+  routes_later.push_back(make_route("nobody.listens", "LateJob", "late"));
+  routing_repository later{names, routes_later};
+  auto r = later.route_batch(db, 100);
+  CAF_REQUIRE(r);
+  CAF_CHECK_EQUAL(r->per_queue["late"], 1); // the set-aside one, alone first
+  r = later.route_batch(db, 100);
+  CAF_REQUIRE(r);
+  CAF_CHECK_EQUAL(r->per_queue["late"], 1);
+  auto got = must_exec(db, "SELECT string_agg(event_id::text, ',' ORDER BY id) FROM "
+                             + names.deliveries + " WHERE queue = 'late'");
+  CAF_CHECK_EQUAL(got.text(0, 0), std::to_string(a) + "," + std::to_string(b));
+  auto aside = must_exec(db, "SELECT count(*) FROM " + names.events + "_unrouted");
+  CAF_CHECK_EQUAL(aside.int64(0, 0), 0);
 }
 
 CAF_TEST(routing twice never duplicates a delivery) {
   publish("stock.changed", "{}");
   route_all();
   CAF_CHECK_EQUAL(deliveries(), 2);
-  // As if a crashed router had left the event unmarked after inserting.
-  must_exec(db, "UPDATE " + names.events + " SET routed_at = NULL");
-  auto r = route_all();
-  CAF_CHECK_EQUAL(r.events_routed, 1);
-  CAF_CHECK_EQUAL(r.deliveries_created, 0);
+  // As if a router had stopped before it stored its position: another one
+  // starts from the position stored before.
+  must_exec(db, "UPDATE " + names.events + "_routing SET position = 0");
+  routing_repository other{names, routes};
+  auto r = other.route_batch(db, 100);
+  CAF_REQUIRE(r);
+  CAF_CHECK_EQUAL(r->events_routed, 0);
+  CAF_CHECK_EQUAL(r->deliveries_created, 0);
   CAF_CHECK_EQUAL(deliveries(), 2);
 }
 
-CAF_TEST(concurrent routers split the events between them) {
+CAF_TEST(one router routes at a time) {
   for (int i = 0; i < 10; ++i)
     publish("order.placed", "{}");
   auto other = connect_db();
   CAF_REQUIRE(!other.begin());
-  // The other router holds the first five events locked.
-  must_exec(other, "SELECT id FROM " + names.events
-                     + " ORDER BY id LIMIT 5 FOR UPDATE");
+  // Another router's routing transaction leads.
+  must_exec(other, "SELECT pg_advisory_xact_lock(hashtextextended('"
+                     + names.events + " routing', 0))");
   auto r = route_all();
-  CAF_CHECK_EQUAL(r.events_routed, 5); // skipped, not waited for
+  CAF_CHECK_EQUAL(r.events_routed, 0); // not waited for
+  CAF_CHECK_EQUAL(deliveries(), 0);
   other.rollback();
-  CAF_CHECK_EQUAL(route_all().events_routed, 5);
+  CAF_CHECK_EQUAL(route_all().events_routed, 10);
   CAF_CHECK_EQUAL(deliveries(), 10);
+}
+
+CAF_TEST(an open publishing transaction holds the cursor but not the events above it) {
+  auto other = connect_db();
+  CAF_REQUIRE(!other.begin());
+  must_exec(other, "SELECT " + names.publish_function + "('order.placed', '{}')");
+  auto after = publish("order.placed", "{}");
+  auto r = route_all();
+  CAF_CHECK_EQUAL(r.events_routed, 1);
+  CAF_CHECK(r.held_back); // the gap is looked at again soon
+  auto stored = [&] {
+    return must_exec(db, "SELECT position FROM " + names.events
+                           + "_routing").int64(0, 0);
+  };
+  CAF_CHECK_LESS(stored(), after);
+  CAF_REQUIRE(!other.commit());
+  // Past the store interval, so that this pass stores the position.
+  CAF_REQUIRE(wait_until(
+    [&] {
+      route_all();
+      return stored() >= after;
+    },
+    std::chrono::seconds{10}));
+  CAF_CHECK_EQUAL(deliveries(), 2);
+  // A rolled-back event leaves a gap that the horizon settles.
+  CAF_REQUIRE(!other.begin());
+  must_exec(other, "SELECT " + names.publish_function + "('order.placed', '{}')");
+  auto last = publish("order.placed", "{}");
+  route_all();
+  other.rollback();
+  CAF_REQUIRE(wait_until(
+    [&] {
+      route_all();
+      return stored() >= last;
+    },
+    std::chrono::seconds{10}));
+  CAF_CHECK_EQUAL(deliveries(), 3);
 }
 
 CAF_TEST(a newer event of a key replaces or merges the waiting delivery) {

@@ -680,11 +680,12 @@ void pipeline(run_context& c, relay& r) {
                       / (seconds_since(wall_start)
                          * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
   // Each delivery completes at its first attempt: its claim and its
-  // completion update it; routing updates each event.
+  // completion update it; routing writes nothing to the events.
   auto deliveries = o.events * o.routes;
   auto counted = [&](const write_counters& w) {
     auto d = writes_between(writes_start, w);
-    return d.events.updated >= o.events && d.deliveries.updated >= 2 * deliveries;
+    return d.events.inserted >= o.events && d.deliveries.inserted >= deliveries
+           && d.deliveries.updated >= 2 * deliveries;
   };
   auto end = must(settled_writes(db, s.progress, counted), "reading the writes");
   rep.pipeline_writes = per_event(writes_between(writes_start, end.counters),
