@@ -20,8 +20,15 @@ namespace outbox {
 // delivery. Each statement has an index that fits (primary key, ready,
 // timeout, expiry); tests/integration/query_plans checks them, and
 // docs/performance.md has the measurements.
+//
+// JIT is off: a plan that must read a table whole (the id sequence, which
+// the routing horizon reads, has no other way) is priced at 10^10 with the
+// sequential scan switched off, far above jit_above_cost, and PostgreSQL
+// then compiled that statement at every execution: 30 to 50 ms of each
+// routing transaction (found by the benchmark's commit→dispatched split,
+// docs/performance.md). The relay's statements are short; none gains from it.
 const char* const index_only_plan_settings
-  = "SET enable_seqscan = off; SET enable_bitmapscan = off";
+  = "SET enable_seqscan = off; SET enable_bitmapscan = off; SET jit = off";
 
 std::string relay_session_settings(commit_mode mode) {
   std::string commit = mode == commit_mode::relay_progress

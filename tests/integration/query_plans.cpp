@@ -151,6 +151,10 @@ struct plan_fixture : delivery_fixture {
                    " '{1,2}', '{}', -1)");
   }
 
+  std::string lead_plan() {
+    return plan_of("AS leads", "(true)");
+  }
+
   std::string look_plan() {
     return plan_of("AS set_aside", "(0, 100, '{}', '{e}')");
   }
@@ -199,6 +203,11 @@ CAF_TEST(routing walks the events by primary key after the table grew) {
   CAF_CHECK(!has(look, "Bitmap"));
   CAF_CHECK(!has(look, "Seq Scan"));
   CAF_CHECK(!has(look, "Sort Key: " + names.events + ".id")); // stops after the batch
+  // The lead reads the id sequence whole (it has no index): priced at
+  // 10^10 with sequential scans off, which must not make it compiled.
+  auto lead = lead_plan();
+  CAF_MESSAGE("lead plan:\n" << lead);
+  CAF_CHECK(!has(lead, "JIT"));
   auto route = route_plan();
   CAF_MESSAGE("route plan:\n" << route);
   CAF_CHECK(has(route, "Index Scan using " + names.events + "_pkey"));
@@ -274,6 +283,16 @@ CAF_TEST(generic plans made on the small tables keep scanning them) {
   // between (tests run side by side), a bitmap scan: either way not the
   // plain index scan that the session settings make sure of.
   CAF_CHECK(has(lock, "Seq Scan") || has(lock, "Bitmap Heap Scan"));
+  // Sequential scans off without JIT off: reading the id sequence (as the
+  // routing lead does) is compiled, where the server has JIT at all.
+  CAF_REQUIRE(!db.exec_script("seqscan", "SET enable_seqscan = off"));
+  auto jit = must_exec(db, "SELECT pg_jit_available()").text(0, 0) == "t";
+  auto read_sequence = "EXPLAIN SELECT last_value FROM " + names.events + "_id_seq";
+  auto compiled = plan_text(must_exec(db, read_sequence));
+  CAF_MESSAGE("sequence read without jit = off:\n" << compiled);
+  CAF_CHECK_EQUAL(has(compiled, "JIT"), jit);
+  CAF_REQUIRE(!db.exec_script("settings", relay_session_settings(commit_mode::relay_progress)));
+  CAF_CHECK(!has(plan_text(must_exec(db, read_sequence)), "JIT"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
