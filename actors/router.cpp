@@ -41,9 +41,10 @@ public:
     if (routed->held_back) {
       // Events wait for older transactions (routing_horizon.hpp).
       out.poll = std::chrono::milliseconds{routed->held_retry_ms};
-    } else if (routed->unstored) {
-      // The cursor's position is stored by a pass a moment later.
-      out.poll = std::chrono::milliseconds{routing_result::store_ms};
+    } else if (routed->due_ms > 0) {
+      // Gaps to settle, the cursor's position to store: a pass a moment
+      // later, which a linger or a wake-up may bring forward.
+      out.due = std::chrono::milliseconds{routed->due_ms};
     }
     out.counters["deliveries"] = routed->deliveries_created;
     out.counters["superseded"] = routed->deliveries_superseded;

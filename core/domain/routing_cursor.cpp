@@ -44,6 +44,7 @@ routing_step routing_cursor::decide(std::vector<seen_event> seen,
       // A set-aside one stays where it is and is read again next time.
       if (!e.set_aside)
         step.open.insert(e.id);
+      ++step.held;
       return;
     }
     step.route.push_back(e.id);

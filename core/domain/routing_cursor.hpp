@@ -41,6 +41,7 @@ struct routing_step {
   int64_t done = 0;               ///< C after the commit
   int64_t scanned = 0;            ///< A after the commit
   std::set<int64_t> open;         ///< G after the commit
+  std::size_t held = 0;           ///< of them, visible ordered events
 };
 
 class routing_cursor {

@@ -25,8 +25,8 @@ struct routing_result {
   std::vector<superseded_delivery> superseded;
   /// Deliveries of ordered keys made ready (their key was free).
   int64_t deliveries_released = 0;
-  /// Events wait for older transactions to end (routing_horizon.hpp):
-  /// route again soon.
+  /// Events of ordered routes wait for older transactions to end
+  /// (routing_horizon.hpp): route again soon.
   bool held_back = false;
   /// When held back: how soon to route again (2 ms while the horizon
   /// moves, longer while an open transaction keeps it still).
@@ -34,9 +34,10 @@ struct routing_result {
   /// The look read as many events as it may, or a failed batch was routed
   /// one by one: more are waiting.
   bool more = false;
-  /// The routing cursor moved since its position was last stored (at most
-  /// every store_ms): a pass within store_ms stores it.
-  bool unstored = false;
+  /// Work for a later pass that no event waits for (0: none): gaps below
+  /// routed events to settle, or the routing cursor's position to store
+  /// (at most every store_ms).
+  int64_t due_ms = 0;
   static constexpr int64_t store_ms = 100;
   /// New deliveries per queue: the dispatchers to wake.
   std::map<std::string, int64_t> per_queue;

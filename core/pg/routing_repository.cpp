@@ -200,7 +200,7 @@ void add_to(routing_result& into, routing_result&& from) {
   for (auto& [queue, n] : from.per_queue)
     into.per_queue[queue] += n;
   into.more = into.more || from.more;
-  into.unstored = from.unstored;
+  into.due_ms = from.due_ms;
   if (from.held_back) {
     into.held_back = true;
     into.held_retry_ms = from.held_retry_ms;
@@ -297,8 +297,7 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
   // this pass (routing_horizon.hpp). Under load (it routed some) the next
   // wake-up comes soon anyway, and a bigger batch then costs less per event
   // than a second transaction now.
-  if (routed->held_back && horizon_.progressed() && routed->events_routed == 0
-      && !cursor_.open().empty()) {
+  if (routed->held_back && horizon_.progressed() && routed->events_routed == 0) {
     auto more = route_pass(conn, batch_size);
     // The first transaction committed: its work is reported either way. A
     // failure here comes back in the next pass, which handles it.
@@ -408,7 +407,7 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
     if (moved && now - last_store_ >= store_interval)
       store = step.done;
     else if (moved)
-      res.unstored = true; // a pass soon stores it
+      res.due_ms = routing_result::store_ms; // a pass soon stores it
     if (step.route.empty() && step.set_aside.empty() && store < 0)
       return res;
     tried_ = step.route;
@@ -422,10 +421,14 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
   });
   if (!out)
     return out;
-  if (!step.open.empty()) {
-    // Gaps or ordered events above the horizon: look again soon.
+  if (step.held > 0) {
+    // Ordered events above the horizon: look again soon.
     out->held_back = true;
     out->held_retry_ms = horizon_.retry_delay(std::chrono::seconds{1}).count();
+  } else if (!step.open.empty()) {
+    // Only gaps: no event waits for them (the commit of one wakes the
+    // router), only the cursor's position.
+    out->due_ms = routing_result::store_ms;
   }
   cursor_.commit(std::move(step));
   if (store >= 0) {

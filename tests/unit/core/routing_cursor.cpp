@@ -83,6 +83,7 @@ CAF_TEST(ordered events wait for the horizon and come in id order) {
   auto step = c.decide({ordered(2), ordered(3), plain(4)}, 0);
   CAF_CHECK_EQUAL(step.route, ids({4}));
   CAF_CHECK_EQUAL(open_ids(step), ids({1, 2, 3}));
+  CAF_CHECK_EQUAL(step.held, 2u); // 1 is a gap, not held
   c.commit(step);
   // 1 commits, the horizon passes 3.
   step = c.decide({ordered(1), ordered(2), ordered(3)}, 3);
