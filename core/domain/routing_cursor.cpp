@@ -60,7 +60,8 @@ routing_step routing_cursor::decide(std::vector<seen_event> seen,
       take(e);
     } else if (!cut) {
       // The ids between the last one seen and this one are gaps.
-      for (int64_t id = frontier + 1; id < e.id && !cut; ++id) {
+      // Those up to the safe id are settled: the walk starts above them.
+      for (int64_t id = std::max(frontier, safe) + 1; id < e.id && !cut; ++id) {
         keep_open(id);
         if (step.open.size() + open_.size() >= max_open) {
           frontier = id;

@@ -54,6 +54,10 @@ public:
   /// the one this router wrote last: then what it remembers above it holds.
   void resume(int64_t stored);
 
+  /// Forgets what it remembers above the stored position: the next resume
+  /// starts from the position the database holds.
+  void forget() { known_ = false; }
+
   /// Starts over from `position`, forgetting what it knew, and wants it
   /// stored (the id sequence went back below it).
   void restart(int64_t position);

@@ -50,6 +50,12 @@ int64_t routing_horizon::advance(horizon_sample now) {
   return safe_;
 }
 
+void routing_horizon::reset() {
+  samples_.clear();
+  safe_ = 0;
+  progressed_ = false;
+}
+
 std::chrono::milliseconds
 routing_horizon::retry_delay(std::chrono::milliseconds cap) {
   using std::chrono::milliseconds;

@@ -43,6 +43,9 @@ public:
 
   int64_t safe_id() const { return safe_; }
 
+  /// Forgets every sample and the safe id (the ids were handed out again).
+  void reset();
+
   /// True when the last advance moved the safe id or took a sample that a
   /// later pass can use: another pass soon can route more.
   bool progressed() const { return progressed_; }

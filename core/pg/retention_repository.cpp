@@ -26,14 +26,18 @@ constexpr const char* deletable_delivery
 // lead it, so a batch reads only the rows it deletes. The events go in the
 // same statement: the snapshot of a statement does not see its own
 // deletes, hence the deleted ids are excluded from "any delivery left" by
-// hand. A routed event never gets a delivery again, so none can appear
-// meanwhile.
+// hand. A routed event gets no delivery again, so none can appear
+// meanwhile: deliveries of events above the routing cursor's stored
+// position stay (a router that takes over walks those events again, and a
+// delivery deleted there would be made anew).
 constexpr const char* finished_sql = R"sql(
 WITH doomed AS (
   SELECT d.id FROM {{deliveries}} d
   WHERE d.status = $1
     AND d.finished_at < now() - make_interval(secs => $2::float8)
     AND {{deletable}}
+    AND d.event_id <= (SELECT position FROM {{events}}_routing
+                       WHERE name = 'cursor')
   LIMIT $3
   FOR UPDATE SKIP LOCKED
 ), gone AS (

@@ -35,6 +35,8 @@ SELECT pg_try_advisory_xact_lock(hashtextextended('{{events}} routing', 0))
          AS leads,
        (SELECT position FROM {{events}}_routing WHERE name = 'cursor')
          AS position,
+       pg_backend_pid()::text || '@' || pg_postmaster_start_time()::text
+         AS session,
        s.q AS last_event_id,
        CASE WHEN $1::boolean THEN array_to_string(ARRAY(
          SELECT l.virtualtransaction FROM pg_locks l
@@ -54,13 +56,15 @@ FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS q
 // The look (core/domain/routing_cursor.hpp): the next events above A ($1,
 // at most $2, by the primary key), the open ids again ($3), and set-aside
 // events of the routed types ($4). While set-aside events of routed types
-// wait, nothing newer is read: they are older, and go first.
+// wait, nothing newer is read: they are older, and go first (a set-aside
+// row whose event was deleted by hand counts for nothing).
 constexpr const char* look_sql = R"sql(
 SELECT e.id, e.event_type, e.key IS NOT NULL AS keyed,
        e.quarantined_at IS NOT NULL AS quarantined, false AS set_aside
 FROM (SELECT id FROM {{events}} WHERE id > $1::bigint
-        AND NOT EXISTS (SELECT 1 FROM {{events}}_unrouted
-                        WHERE event_type = ANY($4::text[]))
+        AND NOT EXISTS (SELECT 1 FROM {{events}}_unrouted u
+                        JOIN {{events}} e ON e.id = u.event_id
+                        WHERE u.event_type = ANY($4::text[]))
       ORDER BY id LIMIT $2) n
 JOIN {{events}} e ON e.id = n.id
 UNION ALL
@@ -321,7 +325,7 @@ routing_repository::read_lead(pg_connection& conn, bool sample) {
     return rows.error();
   column_finder col{*rows, "routing_lead"};
   int leads = col("leads"), position = col("position"), q = col("last_event_id"),
-      holders = col("holders");
+      holders = col("holders"), session = col("session");
   if (col.error())
     return col.error();
   if (rows->size() != 1 || rows->is_null(0, position))
@@ -330,6 +334,7 @@ routing_repository::read_lead(pg_connection& conn, bool sample) {
   lead out;
   out.leads = rows->text(0, leads) == "t";
   out.position = rows->int64(0, position);
+  out.session = rows->text(0, session);
   out.sample.last_event_id = rows->int64(0, q);
   std::istringstream words{rows->text(0, holders)};
   for (std::string vxid; words >> vxid;)
@@ -381,6 +386,14 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
       return lead.error();
     if (!lead->leads)
       return routing_result{}; // another router routes now
+    if (lead->session != session_) {
+      // A new connection, perhaps to a server that crashed or a standby
+      // that took over: routing commits are asynchronous, so what this
+      // router remembers routing since it last stored may be lost. It
+      // starts from the stored position again.
+      cursor_.forget();
+      session_ = lead->session;
+    }
     cursor_.resume(lead->position);
     if (lead->sample.last_event_id < cursor_.done()) {
       // The newest id taken is below the cursor: the sequence went back (a
@@ -390,6 +403,7 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
       logger("router")->warn("event=routing_cursor_reset position={} last_event_id={}",
                              cursor_.done(), lead->sample.last_event_id);
       cursor_.restart(0);
+      horizon_.reset(); // its safe id may be above ids now taken again
       last_store_ = {}; // stored in this transaction
     }
     auto safe = sample ? horizon_.advance(std::move(lead->sample))

@@ -62,6 +62,7 @@ private:
   struct lead {
     bool leads = false;   // this router routes now
     int64_t position = 0; // the stored cursor
+    std::string session;  // the server process and its start
     horizon_sample sample;
   };
   caf::expected<lead> read_lead(pg_connection& conn, bool sample);
@@ -113,6 +114,7 @@ private:
   routing_cursor cursor_;   // likewise
   std::chrono::steady_clock::time_point last_store_{};
   bool first_pass_ = true;
+  std::string session_; // the connection the cursor's memory comes from
   std::vector<int64_t> tried_; // the events the last routing statement routed
   std::string lead_sql_;
   std::string look_sql_;

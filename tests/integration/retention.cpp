@@ -49,15 +49,20 @@ struct retention_fixture : cluster_fixture {
     return read_file(dir + name + ".log");
   }
 
-  /// An event routed `hours` ago (quarantined then, when asked).
+  /// An event routed `hours` ago (quarantined then, when asked): the
+  /// routing cursor is moved past it, as the router would have.
   int64_t event(double hours, bool quarantined = false) {
     auto at = "now() - make_interval(secs => " + std::to_string(hours * 3600) + ")";
-    return must_exec(db, "INSERT INTO " + names.events
-                           + " (event_type, payload, created_at, routed_at,"
-                             " quarantined_at) VALUES ('e', '{}', " + at + ", "
-                           + at + ", " + (quarantined ? at : "NULL")
-                           + ") RETURNING id")
-      .int64(0, 0);
+    auto id = must_exec(db, "INSERT INTO " + names.events
+                              + " (event_type, payload, created_at, routed_at,"
+                                " quarantined_at) VALUES ('e', '{}', " + at + ", "
+                              + at + ", " + (quarantined ? at : "NULL")
+                              + ") RETURNING id")
+                .int64(0, 0);
+    must_exec(db, "UPDATE " + names.events + "_routing SET position = $1"
+                    " WHERE position < $1",
+              {std::to_string(id)});
+    return id;
   }
 
   /// An event never routed, written `hours` ago.
@@ -166,8 +171,12 @@ CAF_TEST(final deliveries past their window go and open ones stay however old) {
   event(5, true);
   auto e_quarantined = event(3, true);
   auto e_unrouted = unrouted_event(1000);
+  // Above the routing cursor (routed ahead of an open transaction, say): a
+  // router taking over walks it again, so its delivery stays.
+  auto e_ahead = unrouted_event(2);
+  keep.insert(delivery(e_ahead, "completed", 1.5));
   kept_events = {e_recent, e_sup2, e_failed, e_expired, e_two, e_open,
-                 e_quarantined, e_unrouted};
+                 e_quarantined, e_unrouted, e_ahead};
   auto http = free_port();
   auto node = http_node(config_path, http,
                         {"--roles", "sweeper", "--sleep", "1", "--log-level", "debug"},

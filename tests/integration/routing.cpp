@@ -105,6 +105,20 @@ CAF_TEST(a router whose routes include a set aside type routes those first) {
   CAF_CHECK_EQUAL(aside.int64(0, 0), 0);
 }
 
+CAF_TEST(a set aside event deleted by hand does not stop routing) {
+  auto gone = publish("nobody.listens", "{}");
+  route_all();
+  must_exec(db, "DELETE FROM " + names.events + " WHERE id = $1",
+            {std::to_string(gone)});
+  auto routes_later = routes;
+  routes_later.push_back(make_route("nobody.listens", "LateJob", "late"));
+  routing_repository later{names, routes_later};
+  publish("order.placed", "{}");
+  auto r = later.route_batch(db, 100);
+  CAF_REQUIRE(r);
+  CAF_CHECK_EQUAL(r->per_queue["mail"], 1);
+}
+
 CAF_TEST(routing twice never duplicates a delivery) {
   publish("stock.changed", "{}");
   route_all();

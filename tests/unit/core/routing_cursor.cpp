@@ -147,3 +147,22 @@ CAF_TEST(open ids are bounded and the look stops at the bound) {
   CAF_CHECK(step.open.empty());
   CAF_CHECK_EQUAL(step.done, static_cast<int64_t>(routing_cursor::max_open));
 }
+
+CAF_TEST(a wide gap below the safe id costs no walk) {
+  routing_cursor c;
+  c.resume(0);
+  // Ids deleted or rolled back long ago, all settled: nothing stays open.
+  auto step = c.decide({plain(int64_t{1} << 40)}, (int64_t{1} << 40) - 1);
+  CAF_CHECK(step.open.empty());
+  CAF_CHECK_EQUAL(step.done, int64_t{1} << 40);
+}
+
+CAF_TEST(a forgotten memory starts from the stored position again) {
+  routing_cursor c;
+  c.resume(5);
+  c.commit(c.decide({plain(7)}, 0)); // 6 open, 7 routed ahead
+  c.forget();
+  c.resume(5); // the same position, but a new connection
+  CAF_CHECK_EQUAL(c.scanned(), 5);
+  CAF_CHECK(c.open().empty());
+}
