@@ -18,7 +18,7 @@
 
 #include "actors/latency_histogram.hpp"
 #include "core/domain/lifecycle_event.hpp"
-#include "core/pg/status_repository.hpp"
+#include "core/domain/status_counts.hpp"
 
 namespace outbox {
 

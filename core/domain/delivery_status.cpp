@@ -84,4 +84,14 @@ bool is_retryable_by_operator(delivery_status x) {
   return is_final(x) && may_transition(x, ds::pending);
 }
 
+const std::vector<std::string>& delivery_statuses() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> names;
+    for (auto s : all_delivery_statuses())
+      names.emplace_back(to_string(s));
+    return names;
+  }();
+  return all;
+}
+
 } // namespace outbox

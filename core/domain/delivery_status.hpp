@@ -7,7 +7,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace outbox {
 
@@ -22,6 +24,10 @@ enum class delivery_status : uint8_t {
 
 /// Every status, in lifecycle order.
 const std::array<delivery_status, 6>& all_delivery_statuses();
+
+/// Every delivery status as the database spells it, in lifecycle order:
+/// the keys of status_counts::per_status.
+const std::vector<std::string>& delivery_statuses();
 
 /// The database and CLI spelling: "pending", "dispatched", ...
 const char* to_string(delivery_status x);

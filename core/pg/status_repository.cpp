@@ -15,16 +15,6 @@ void add_zeros(std::map<std::string, int64_t>& m) {
 
 } // namespace
 
-const std::vector<std::string>& delivery_statuses() {
-  static const std::vector<std::string> all = [] {
-    std::vector<std::string> names;
-    for (auto s : all_delivery_statuses())
-      names.emplace_back(to_string(s));
-    return names;
-  }();
-  return all;
-}
-
 status_repository::status_repository(schema_names n)
   // Unrouted events: those above the routing cursor's stored position (by
   // the primary key; the router stores it at most every 100 ms) and those

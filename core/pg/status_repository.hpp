@@ -8,16 +8,13 @@
 
 #include <caf/expected.hpp>
 
+#include "core/domain/delivery_status.hpp"
 #include "core/domain/schema_names.hpp"
 #include "core/domain/status_counts.hpp"
 
 namespace outbox {
 
 class pg_connection;
-
-/// The keys of per_status: every delivery status as the database spells it,
-/// in lifecycle order (see core/domain/delivery_status.hpp).
-const std::vector<std::string>& delivery_statuses();
 
 class status_repository {
 public:
