@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/amqp/wire.hpp"
+#include "core/base/logging.hpp"
 #include "core/domain/trace_context.hpp"
 
 namespace outbox {
@@ -22,18 +23,30 @@ class dispatcher_role : public pass_role {
 public:
   dispatcher_role(std::shared_ptr<delivery_store> store,
                   std::shared_ptr<job_publisher> publisher, std::string queue,
-                  dispatch_limits limits)
+                  dispatch_limits limits, std::shared_ptr<handoff_box> box)
     : store_(std::move(store)), publisher_(std::move(publisher)),
-      queue_(std::move(queue)), limits_(limits) {
+      queue_(std::move(queue)), limits_(limits), box_(std::move(box)) {
   }
 
   pass_outcome pass() override {
     pass_outcome out;
     // Claim nothing while the broker is unreachable: claimed deliveries
-    // would only wait for their timeout.
+    // would only wait for their timeout. Nor take any handed over: they
+    // go back to pending for a pass that can publish them.
     if (auto err = publisher_->ready()) {
+      if (box_) {
+        box_->set_accepting(false);
+        give_back(box_->take());
+      }
       out.error = std::move(err);
       return out;
+    }
+    if (box_) {
+      box_->set_accepting(true);
+      if (auto err = publish_handed(box_->take(), out)) {
+        out.error = std::move(err);
+        return out;
+      }
     }
     auto claimed = store_->claim_batch(
       {queue_, limits_.batch_size, limits_.max_in_flight, cursor_});
@@ -63,6 +76,35 @@ public:
   }
 
 private:
+  // Publishes what the router handed over (core/domain/handoff.hpp). When
+  // their job messages cannot be read (a data error, say), they go back to
+  // pending: the claim then sends them, or quarantines the one that fails.
+  caf::error publish_handed(std::vector<handed_delivery> handed,
+                            pass_outcome& out) {
+    if (handed.empty())
+      return caf::none;
+    auto fetched = store_->fetch_handed(handed);
+    if (!fetched) {
+      give_back(std::move(handed));
+      return fetched.error();
+    }
+    out.counters["handed"] += static_cast<int64_t>(fetched->jobs.size());
+    if (fetched->jobs.empty())
+      return caf::none;
+    return publish(fetched->jobs, out);
+  }
+
+  // Handed deliveries this dispatcher will not publish: pending again, or,
+  // should that fail too, left to their delivery timeout.
+  void give_back(std::vector<handed_delivery> handed) {
+    if (handed.empty())
+      return;
+    if (!store_->release_handed(handed))
+      logger("dispatcher")->warn("event=handoff_release_failed queue={} deliveries={} "
+                                 "action=wait_for_timeout",
+                                 kv(queue_), handed.size());
+  }
+
   // At the limit the queue's work waits in the table: look again soon,
   // neither at once (nothing freed yet) nor after the idle sleep (results
   // free room all the time), and let no wake-up bring that forward.
@@ -129,6 +171,7 @@ private:
   std::shared_ptr<job_publisher> publisher_;
   std::string queue_;
   dispatch_limits limits_;
+  std::shared_ptr<handoff_box> box_; ///< null: nothing is handed over
   /// Where the next claim of the queue starts (see claim_cursor): the
   /// dispatcher's own, since it is the one that claims the queue in runs.
   claim_cursor cursor_;
@@ -141,10 +184,10 @@ dispatcher(pass_actor::stateful_pointer<pass_state> self,
            std::shared_ptr<delivery_store> store,
            std::shared_ptr<job_publisher> publisher, std::string queue,
            dispatch_limits limits, pass_settings settings,
-           node_agent_actor agent) {
+           node_agent_actor agent, std::shared_ptr<handoff_box> box) {
   auto role = std::make_shared<dispatcher_role>(std::move(store),
                                                 std::move(publisher), queue,
-                                                limits);
+                                                limits, std::move(box));
   return pass_behavior<pass_actor>(self, role, identity("dispatcher", queue),
                                    settings, std::move(agent));
 }

@@ -66,7 +66,21 @@ void spawn_agent(node_bootstrap& b) {
   b.actors.agent = b.sys.spawn(node_agent, target);
 }
 
+// Claim on route (core/domain/handoff.hpp): a node that routes hands new
+// deliveries to its own dispatchers, unless deliveries wait for the
+// dispatchers' timers (deliverImmediately: false) or passes run only on
+// request (--once).
+bool hands_over(const node_bootstrap& b) {
+  return b.settings.has(node_role::router) && b.cfg.deliver_immediately
+         && !b.settings.once;
+}
+
 void spawn_dispatcher(node_bootstrap& b, const std::string& queue) {
+  std::shared_ptr<handoff_box> box;
+  if (hands_over(b)) {
+    box = std::make_shared<handoff_box>(queue, b.cfg.max_in_flight);
+    b.actors.handoffs.push_back(box);
+  }
   auto publisher = std::make_shared<amqp_job_publisher>(
     b.cfg.amqp_url, queue, std::chrono::milliseconds{confirm_timeout},
     b.cfg.queue_type_of(queue));
@@ -75,7 +89,7 @@ void spawn_dispatcher(node_bootstrap& b, const std::string& queue) {
                                       publisher, queue,
                                       dispatch_limits{b.cfg.batch_size,
                                                       b.cfg.max_in_flight},
-                                      b.pass, b.actors.agent);
+                                      b.pass, b.actors.agent, box);
   b.actors.dispatchers.push_back(d);
   b.actors.local_dispatchers.push_back({queue, d});
   b.info.actors.push_back({"dispatcher " + queue, "dispatcher", queue, d});
@@ -119,7 +133,8 @@ void spawn_router(node_bootstrap& b) {
   settings.linger_min_rows = cfg.router_linger_min_events;
   auto& router_hdl = b.actors.router;
   router_hdl = b.sys.spawn<caf::detached>(router, routes, cfg.batch_size,
-                                          b.actors.local_dispatchers, settings,
+                                          b.actors.local_dispatchers,
+                                          b.actors.handoffs, settings,
                                           b.actors.agent, cfg.deliver_immediately);
   b.info.actors.push_back({"router", "router", "", router_hdl});
   if (b.settings.once || !cfg.deliver_immediately)

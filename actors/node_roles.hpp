@@ -14,6 +14,7 @@
 #include "actors/messages.hpp"
 #include "actors/node_settings.hpp"
 #include "actors/pass_loop.hpp"
+#include "core/domain/handoff.hpp"
 #include "core/config/config.hpp"
 
 namespace outbox {
@@ -30,6 +31,9 @@ struct node_actors {
   pass_actor retention; ///< with the sweeper, unless retention is off
   /// This node's dispatchers by queue: its router and ready listener wake them.
   std::vector<dispatcher_entry> local_dispatchers;
+  /// Their handoff boxes, when this node's router hands deliveries over
+  /// (core/domain/handoff.hpp).
+  std::vector<std::shared_ptr<handoff_box>> handoffs;
 };
 
 /// What the spawn functions read, and where they put what they spawned.

@@ -14,21 +14,34 @@ public:
   using wake_fn = std::function<void(const std::string& queue)>;
 
   router_role(std::shared_ptr<routing_store> store, int32_t batch_size,
-              wake_fn wake)
-    : store_(std::move(store)), batch_size_(batch_size), wake_(std::move(wake)) {
+              std::vector<std::shared_ptr<handoff_box>> handoffs, wake_fn wake)
+    : store_(std::move(store)), batch_size_(batch_size),
+      handoffs_(std::move(handoffs)), wake_(std::move(wake)) {
   }
 
   pass_outcome pass() override {
     pass_outcome out;
-    auto routed = store_->route_batch(batch_size_);
+    // Only dispatchers that can publish now are handed anything.
+    std::vector<handoff_queue> offers;
+    for (auto& box : handoffs_)
+      if (box->accepting())
+        offers.push_back(box->offer());
+    auto routed = store_->route_batch(batch_size_, offers);
     if (!routed) {
       out.error = routed.error();
       return out;
     }
     for (auto& s : routed->superseded)
       out.events.push_back(superseded_event(s));
+    int64_t handed = 0;
+    for (auto& [queue, ds] : routed->handed)
+      if (auto box = box_of(queue); box && !ds.empty()) {
+        handed += static_cast<int64_t>(ds.size());
+        box->put(std::move(ds));
+        wake_(queue);
+      }
     for (auto& [queue, n] : routed->per_queue)
-      if (n > 0)
+      if (n > 0 && routed->handed.count(queue) == 0)
         wake_(queue);
     if (routed->events_routed > 0)
       logger("router")->debug("event=routed events={} deliveries={} superseded={}",
@@ -48,6 +61,8 @@ public:
     }
     out.counters["deliveries"] = routed->deliveries_created;
     out.counters["superseded"] = routed->deliveries_superseded;
+    if (handed > 0)
+      out.counters["handed"] = handed;
     if (routed->deliveries_released > 0)
       out.counters["keys_released"] = routed->deliveries_released;
     if (routed->events_quarantined > 0)
@@ -56,8 +71,16 @@ public:
   }
 
 private:
+  std::shared_ptr<handoff_box> box_of(const std::string& queue) const {
+    for (auto& box : handoffs_)
+      if (box->queue() == queue)
+        return box;
+    return nullptr;
+  }
+
   std::shared_ptr<routing_store> store_;
   int32_t batch_size_;
+  std::vector<std::shared_ptr<handoff_box>> handoffs_;
   wake_fn wake_;
 };
 
@@ -66,8 +89,9 @@ private:
 router_actor::behavior_type
 router(router_actor::stateful_pointer<pass_state> self,
        std::shared_ptr<routing_store> store, int32_t batch_size,
-       std::vector<dispatcher_entry> local, pass_settings settings,
-       node_agent_actor agent, bool wake_dispatchers) {
+       std::vector<dispatcher_entry> local,
+       std::vector<std::shared_ptr<handoff_box>> handoffs,
+       pass_settings settings, node_agent_actor agent, bool wake_dispatchers) {
   // Other nodes' dispatchers are woken by the routing transaction's NOTIFY
   // (core/domain/ready_notice.hpp); this node's at once, without that round trip.
   auto wake = [self, local = std::move(local),
@@ -78,7 +102,8 @@ router(router_actor::stateful_pointer<pass_state> self,
       if (d.queue == queue && d.dispatcher)
         self->send(d.dispatcher, wake_atom::value);
   };
-  auto role = std::make_shared<router_role>(std::move(store), batch_size, wake);
+  auto role = std::make_shared<router_role>(std::move(store), batch_size,
+                                            std::move(handoffs), wake);
   auto listener = std::make_shared<caf::actor>();
   auto demand = std::make_shared<listen_demand>(listener_pause_after_passes);
   self->state.after_pass = [listener, demand](bool self_paced) {

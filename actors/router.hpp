@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actors/pass_loop.hpp"
+#include "core/domain/handoff.hpp"
 #include "core/domain/stores.hpp"
 
 namespace outbox {
@@ -21,12 +22,16 @@ constexpr int listener_pause_after_passes = 20;
 /// their queue deliveries; the store's NOTIFY wakes those of other nodes.
 /// With `wake_dispatchers` false (deliverImmediately: false) the
 /// dispatchers are left to their timers.
+/// `handoffs` are the boxes of this node's dispatchers that take deliveries
+/// the router inserts dispatched (core/domain/handoff.hpp); empty: every
+/// delivery is inserted pending.
 /// A listener handed over by a listener_atom message gets listen_atom
 /// messages with the router's demand for wake-ups.
 router_actor::behavior_type
 router(router_actor::stateful_pointer<pass_state> self,
        std::shared_ptr<routing_store> store, int32_t batch_size,
-       std::vector<dispatcher_entry> local, pass_settings settings,
-       node_agent_actor agent, bool wake_dispatchers);
+       std::vector<dispatcher_entry> local,
+       std::vector<std::shared_ptr<handoff_box>> handoffs,
+       pass_settings settings, node_agent_actor agent, bool wake_dispatchers);
 
 } // namespace outbox

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/domain/handoff.hpp"
+
 namespace outbox {
 
 /// A waiting delivery that a newer one of its key replaced or merged into.
@@ -39,8 +41,11 @@ struct routing_result {
   /// (at most every store_ms).
   int64_t due_ms = 0;
   static constexpr int64_t store_ms = 100;
-  /// New deliveries per queue: the dispatchers to wake.
+  /// New pending deliveries per queue: the dispatchers to wake.
   std::map<std::string, int64_t> per_queue;
+  /// New deliveries inserted dispatched, per queue: for this node's
+  /// dispatcher of the queue to publish (core/domain/handoff.hpp).
+  std::map<std::string, std::vector<handed_delivery>> handed;
 };
 
 } // namespace outbox

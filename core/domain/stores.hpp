@@ -22,7 +22,10 @@ namespace outbox {
 class routing_store {
 public:
   virtual ~routing_store() = default;
-  virtual caf::expected<routing_result> route_batch(int32_t batch_size) = 0;
+  /// Routes up to `batch_size` events; deliveries of `handoff`'s queues
+  /// may be inserted dispatched (core/domain/handoff.hpp).
+  virtual caf::expected<routing_result>
+  route_batch(int32_t batch_size, const std::vector<handoff_queue>& handoff) = 0;
 };
 
 /// The dispatch, result and timeout passes over deliveries.
@@ -36,6 +39,16 @@ public:
   virtual caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) = 0;
   virtual caf::expected<sweep_result> sweep(int32_t batch_size) = 0;
+  /// The job messages of deliveries a router handed to this dispatcher
+  /// (core/domain/handoff.hpp), those still dispatched with the handed
+  /// dispatch id; nothing is written.
+  virtual caf::expected<claim_result>
+  fetch_handed(const std::vector<handed_delivery>& ds) = 0;
+  /// Makes handed deliveries that were not published pending again, ready
+  /// at once and with no attempt counted: the dispatcher could not publish.
+  /// Returns how many it changed.
+  virtual caf::expected<int64_t>
+  release_handed(const std::vector<handed_delivery>& ds) = 0;
 };
 
 /// The read-only counts of the status view.

@@ -127,6 +127,54 @@ WHERE id = $1 AND status = 'pending'
 RETURNING id, event_id, job, queue, attempts
 )sql";
 
+// The job messages of deliveries a router inserted dispatched and handed
+// over (core/domain/handoff.hpp): $1 their ids, $2 the dispatch ids it gave
+// them. One no longer dispatched with that id (timed out meanwhile, say)
+// is left out. The claim's columns, so that a row reads as a claim's send.
+constexpr const char* handed_sql = R"sql(
+SELECT 'send'::text AS kind, c.id AS id, c.event_id AS event_id,
+       c.job AS job, c.queue AS queue, c.dispatch_id::text AS dispatch_id,
+       e.event_type AS event_type,
+       COALESCE(c.payload_override, e.payload) AS payload,
+       e.content_type AS content_type,
+       COALESCE(e.headers::text, '') AS headers, c.attempts AS attempts,
+       c.retry_delays::text AS retry_delays,
+       c.repeat_last_delay AS repeat_last_delay,
+       {{unix_micros:c.expires_at}} AS expires_us,
+       (extract(epoch FROM now()) * 1000000)::bigint AS now_us,
+       NULL::bigint AS next_ready_us, NULL::bigint AS room,
+       NULL::text AS cursor_available_at,
+       (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us,
+       c.delivery_timeout_seconds AS timeout_seconds
+FROM unnest($1::bigint[], $2::uuid[]) AS h(id, dispatch_id)
+JOIN {{deliveries}} c ON c.id = h.id AND c.dispatch_id = h.dispatch_id
+                     AND c.status = 'dispatched'
+JOIN {{events}} e ON e.id = c.event_id
+ORDER BY c.id
+)sql";
+
+// Handed deliveries that were not published back to pending, ready at
+// once, with no attempt counted (the dispatcher could not publish them).
+constexpr const char* release_handed_sql = R"sql(
+UPDATE {{deliveries}} d
+SET status = 'pending', dispatch_id = NULL, dispatched_at = NULL,
+    delivery_timeout_at = NULL, available_at = now()
+FROM unnest($1::bigint[], $2::uuid[]) AS h(id, dispatch_id)
+WHERE d.id = h.id AND d.dispatch_id = h.dispatch_id AND d.status = 'dispatched'
+RETURNING d.id
+)sql";
+
+// The two parallel arrays of handed deliveries ($1, $2).
+std::vector<pg_param> handed_params(const std::vector<handed_delivery>& ds) {
+  std::vector<int64_t> ids;
+  std::vector<pg_param> dispatch_ids;
+  for (auto& d : ds) {
+    ids.push_back(d.id);
+    dispatch_ids.push_back(d.dispatch_id);
+  }
+  return {pg_int_array(ids), pg_text_array(dispatch_ids)};
+}
+
 // `ready` picks the rows; `max` is the parameter of the in-flight limit.
 std::string claim_statement(const schema_names& n, const char* ready,
                             const char* max) {
@@ -257,7 +305,37 @@ claim_repository::claim_repository(const schema_names& names)
   : claim_sql_(claim_statement(names, batch_ready, "$5")),
     claim_one_sql_(claim_statement(names, one_ready, "$3")),
     candidates_sql_(fill_names(candidates_sql, names)),
-    quarantine_sql_(fill_names(quarantine_sql, names)), release_(names) {
+    quarantine_sql_(fill_names(quarantine_sql, names)),
+    release_handed_sql_(fill_names(release_handed_sql, names)), release_(names) {
+  std::string handed = handed_sql;
+  fill_slot(handed, "{{unix_micros:c.expires_at}}", unix_micros("c.expires_at"));
+  handed_sql_ = fill_names(std::move(handed), names);
+}
+
+caf::expected<claim_result>
+claim_repository::fetch_handed(pg_connection& conn,
+                               const std::vector<handed_delivery>& ds) {
+  claim_result out;
+  if (ds.empty())
+    return out;
+  auto rows = conn.exec_prepared("fetch_handed", handed_sql_, handed_params(ds));
+  if (!rows)
+    return rows.error();
+  if (auto got = read_claim(*rows, out, "fetch_handed"); !got)
+    return got.error();
+  return out;
+}
+
+caf::expected<int64_t>
+claim_repository::release_handed(pg_connection& conn,
+                                 const std::vector<handed_delivery>& ds) {
+  if (ds.empty())
+    return int64_t{0};
+  auto rows = conn.exec_prepared("release_handed", release_handed_sql_,
+                                 handed_params(ds));
+  if (!rows)
+    return rows.error();
+  return static_cast<int64_t>(rows->size());
 }
 
 caf::expected<claim_result>

@@ -12,6 +12,7 @@
 #include <caf/expected.hpp>
 
 #include "core/domain/delivery_passes.hpp"
+#include "core/domain/handoff.hpp"
 #include "core/domain/schema_names.hpp"
 #include "core/pg/key_release.hpp"
 
@@ -36,6 +37,16 @@ public:
   caf::expected<claim_result> claim_batch(pg_connection& conn,
                                           const claim_request& request);
 
+  /// The job messages of handed deliveries still dispatched with their
+  /// handed dispatch id (core/domain/handoff.hpp). Writes nothing.
+  caf::expected<claim_result> fetch_handed(pg_connection& conn,
+                                           const std::vector<handed_delivery>& ds);
+
+  /// Makes handed deliveries pending again, ready at once, no attempt
+  /// counted; returns how many it changed.
+  caf::expected<int64_t> release_handed(pg_connection& conn,
+                                        const std::vector<handed_delivery>& ds);
+
 private:
   caf::expected<claim_result> claim_one_by_one(pg_connection& conn,
                                                const claim_request& request,
@@ -45,7 +56,8 @@ private:
                         const std::string& id, const std::string& state,
                         claim_result& out);
 
-  std::string claim_sql_, claim_one_sql_, candidates_sql_, quarantine_sql_;
+  std::string claim_sql_, claim_one_sql_, candidates_sql_, quarantine_sql_,
+    release_handed_sql_, handed_sql_;
   key_release release_;
 
   // Hands on the keys of the ordered deliveries the claim ended.

@@ -48,9 +48,10 @@ db_routing_store::db_routing_store(std::string url, const schema_names& names,
     repo_(names, routes, std::move(notify)) {
 }
 
-caf::expected<routing_result> db_routing_store::route_batch(int32_t n) {
+caf::expected<routing_result>
+db_routing_store::route_batch(int32_t n, const std::vector<handoff_queue>& handoff) {
   return session_.run<routing_result>(
-    [&](pg_connection& c) { return repo_.route_batch(c, n); });
+    [&](pg_connection& c) { return repo_.route_batch(c, n, handoff); });
 }
 
 db_delivery_store::db_delivery_store(std::string url, const schema_names& names,
@@ -74,6 +75,18 @@ db_delivery_store::apply_results(const std::vector<send_result>& rs) {
 caf::expected<sweep_result> db_delivery_store::sweep(int32_t n) {
   return session_.run<sweep_result>(
     [&](pg_connection& c) { return sweeps_.sweep(c, n); });
+}
+
+caf::expected<claim_result>
+db_delivery_store::fetch_handed(const std::vector<handed_delivery>& ds) {
+  return session_.run<claim_result>(
+    [&](pg_connection& c) { return claims_.fetch_handed(c, ds); });
+}
+
+caf::expected<int64_t>
+db_delivery_store::release_handed(const std::vector<handed_delivery>& ds) {
+  return session_.run<int64_t>(
+    [&](pg_connection& c) { return claims_.release_handed(c, ds); });
 }
 
 db_status_store::db_status_store(std::string url, const schema_names& names)

@@ -90,7 +90,9 @@ public:
   db_routing_store(std::string url, const schema_names& names,
                    const std::vector<route>& routes,
                    std::optional<ready_notify> notify = std::nullopt);
-  caf::expected<routing_result> route_batch(int32_t batch_size) override;
+  caf::expected<routing_result>
+  route_batch(int32_t batch_size,
+              const std::vector<handoff_queue>& handoff) override;
 
 private:
   pg_session session_;
@@ -106,6 +108,10 @@ public:
   caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) override;
   caf::expected<sweep_result> sweep(int32_t batch_size) override;
+  caf::expected<claim_result>
+  fetch_handed(const std::vector<handed_delivery>& ds) override;
+  caf::expected<int64_t>
+  release_handed(const std::vector<handed_delivery>& ds) override;
 
 private:
   pg_session session_;

@@ -26,6 +26,15 @@ constexpr const char* count_sql
 constexpr const char* last_id_sql
   = "SELECT coalesce(max(id), 0) FROM {{events}}";
 
+// Deliveries of events after $1 that a dispatcher claimed. One the router
+// handed over already dispatched (core/domain/handoff.hpp) got its
+// dispatch time in the transaction that created it, so both times are
+// that transaction's start; a claim comes in a later transaction.
+constexpr const char* claimed_sql = R"sql(
+SELECT count(*) FROM {{deliveries}}
+WHERE event_id > $1 AND dispatched_at <> created_at
+)sql";
+
 constexpr const char* events_sql = R"sql(
 SELECT e.id, extract(epoch FROM e.created_at), extract(epoch FROM min(d.created_at)),
        extract(epoch FROM max(d.dispatched_at)),
@@ -68,6 +77,7 @@ progress_repository::progress_repository(schema_names names)
   : open_sql_(fill_names(open_sql, names)),
     count_sql_(fill_names(count_sql, names)),
     last_id_sql_(fill_names(last_id_sql, names)),
+    claimed_sql_(fill_names(claimed_sql, names)),
     events_sql_(fill_names(events_sql, names)),
     sample_sql_(fill_names(sample_sql, names)),
     writes_sql_(fill_names(writes_sql, names)) {
@@ -123,6 +133,15 @@ progress_repository::sample_tables(pg_connection& conn, double from, double to) 
                        rows->int64(0, c + 2), rows->int64(0, c + 3)};
   };
   return tables_sample{table(0), table(4), rows->int64(0, 8)};
+}
+
+caf::expected<int64_t>
+progress_repository::claimed_after(pg_connection& conn, int64_t after_event_id) {
+  auto rows = conn.exec("progress_claimed", claimed_sql_,
+                        {std::to_string(after_event_id)});
+  if (!rows)
+    return rows.error();
+  return rows->int64(0, 0);
 }
 
 caf::expected<write_counters>

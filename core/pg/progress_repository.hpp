@@ -90,9 +90,16 @@ public:
   /// sooner than that reports 10 s later.
   caf::expected<write_counters> sample_writes(pg_connection& conn);
 
+  /// How many deliveries of the events after `after_event_id` a
+  /// dispatcher claimed, rather than the router handed over already
+  /// dispatched (core/domain/handoff.hpp): each of those is updated once
+  /// more.
+  caf::expected<int64_t> claimed_after(pg_connection& conn,
+                                       int64_t after_event_id);
+
 private:
-  std::string open_sql_, count_sql_, last_id_sql_, events_sql_, sample_sql_,
-    writes_sql_;
+  std::string open_sql_, count_sql_, last_id_sql_, claimed_sql_, events_sql_,
+    sample_sql_, writes_sql_;
 };
 
 } // namespace outbox

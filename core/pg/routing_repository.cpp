@@ -84,27 +84,60 @@ JOIN {{events}} e ON e.id = u.event_id
 // cursor's position $4 (-1: not now). Routes arrive as one JSON parameter
 // so the statement stays prepared-shaped whatever the config. (PostgreSQL
 // runs every data-modifying CTE once, referenced or not.)
+//
+// Claim on route (core/domain/handoff.hpp): a delivery of a queue in $5
+// (with its in-flight limit in $6) is inserted dispatched, with its dispatch
+// id and timeout, when it would be ready at once and nothing else may
+// touch it before it is sent: not of an ordered key (parked behind its
+// key's holder), not coalescing (a newer delivery of its key supersedes
+// only waiting ones), not past its time to live, and only as many as the
+// queue's limit leaves room for (the claim's count). The rest are inserted
+// pending, as they all are without a handoff.
 constexpr const char* route_sql = R"sql(
 WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
   FROM {{events}} e
   WHERE e.id = ANY($2::bigint[]) AND e.quarantined_at IS NULL
+), handoff AS (
+  SELECT h.queue, greatest(0, h.max - (
+           SELECT count(*) FROM {{deliveries}} d
+           WHERE d.queue = h.queue AND d.status = 'dispatched')) AS room
+  FROM unnest($5::text[], $6::bigint[]) AS h(queue, max)
+), made AS (
+  SELECT c.id AS event_id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
+         r.delivery_timeout_seconds, r.merge, x.expires_at, c.key, o.ordered,
+         o.ordered AND r.on_failure = 'block' AS block_on_failure,
+         NOT o.ordered AND (c.key IS NULL OR r.merge = 'none')
+           AND (x.expires_at IS NULL OR x.expires_at > now()) AS handable
+  FROM claimed c JOIN routes r ON r.event_type = c.event_type
+  CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
+  CROSS JOIN LATERAL (SELECT CASE WHEN r.ttl_seconds > 0
+      THEN LEAST(c.expires_at, c.created_at + make_interval(secs => r.ttl_seconds))
+      ELSE c.expires_at END) AS x(expires_at)
+), handed AS (
+  SELECT m.*, m.handable AND row_number() OVER (
+           PARTITION BY m.queue, m.handable ORDER BY m.event_id, m.job)
+         <= coalesce(h.room, 0) AS hand
+  FROM made m LEFT JOIN handoff h ON h.queue = m.queue
 ), inserted AS (
   INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
     repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key,
-    ordered, block_on_failure, available_at)
-  SELECT c.id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
-         r.delivery_timeout_seconds, r.merge,
-         CASE WHEN r.ttl_seconds > 0
-              THEN LEAST(c.expires_at, c.created_at + make_interval(secs => r.ttl_seconds))
-              ELSE c.expires_at END,
-         c.key, o.ordered, o.ordered AND r.on_failure = 'block',
-         CASE WHEN o.ordered THEN NULL ELSE now() END
-  FROM claimed c JOIN routes r ON r.event_type = c.event_type
-  CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
-  ORDER BY c.id, r.job, r.queue
+    ordered, block_on_failure, available_at, status, dispatch_id, dispatched_at,
+    delivery_timeout_at)
+  SELECT m.event_id, m.job, m.queue, m.retry_delays, m.repeat_last_delay,
+         m.delivery_timeout_seconds, m.merge, m.expires_at, m.key, m.ordered,
+         m.block_on_failure,
+         CASE WHEN m.ordered THEN NULL ELSE now() END,
+         CASE WHEN m.hand THEN 'dispatched' ELSE 'pending' END,
+         CASE WHEN m.hand THEN gen_random_uuid() END,
+         CASE WHEN m.hand THEN now() END,
+         CASE WHEN m.hand
+              THEN now() + make_interval(secs => m.delivery_timeout_seconds) END
+  FROM handed m
+  ORDER BY m.event_id, m.job, m.queue
   ON CONFLICT (event_id, job, queue) DO NOTHING
-  RETURNING id, event_id, queue, coalesce_key, job, merge, ordered
+  RETURNING id, event_id, queue, coalesce_key, job, merge, ordered, status,
+            dispatch_id
 ), taken AS (
   DELETE FROM {{events}}_unrouted u WHERE u.event_id = ANY($2::bigint[])
 ), aside AS (
@@ -116,7 +149,10 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   WHERE name = 'cursor' AND $4::bigint >= 0 AND position <> $4::bigint
 )
 SELECT 'queue' AS kind, queue, NULL AS job, count(*), NULL AS coalesce_key
-FROM inserted GROUP BY queue
+FROM inserted WHERE status = 'pending' GROUP BY queue
+UNION ALL
+SELECT 'handed', queue, dispatch_id::text, id, NULL FROM inserted
+  WHERE status = 'dispatched'
 UNION ALL
 SELECT DISTINCT 'key', queue, job, 0, coalesce_key FROM inserted
   WHERE coalesce_key IS NOT NULL AND merge <> 'none'
@@ -192,6 +228,18 @@ std::string routed_types(const std::vector<route>& routes) {
   return pg_text_array(types);
 }
 
+// The queues a routing statement may hand deliveries to, as its $5 and $6.
+std::pair<std::string, std::string>
+handoff_params(const std::vector<handoff_queue>& handoff) {
+  std::vector<pg_param> queues;
+  std::vector<int64_t> limits;
+  for (auto& h : handoff) {
+    queues.push_back(h.queue);
+    limits.push_back(h.max_in_flight);
+  }
+  return {pg_text_array(queues), pg_int_array(limits)};
+}
+
 // Adds what a later routing transaction of the same pass did to `into`.
 void add_to(routing_result& into, routing_result&& from) {
   into.events_routed += from.events_routed;
@@ -203,6 +251,9 @@ void add_to(routing_result& into, routing_result&& from) {
     into.superseded.push_back(std::move(s));
   for (auto& [queue, n] : from.per_queue)
     into.per_queue[queue] += n;
+  for (auto& [queue, ds] : from.handed)
+    for (auto& d : ds)
+      into.handed[queue].push_back(std::move(d));
   into.more = into.more || from.more;
   into.due_ms = from.due_ms;
   if (from.held_back) {
@@ -280,7 +331,9 @@ routing_repository::routing_repository(const schema_names& names,
 }
 
 caf::expected<routing_result>
-routing_repository::route_batch(pg_connection& conn, int32_t batch_size) {
+routing_repository::route_batch(pg_connection& conn, int32_t batch_size,
+                                const std::vector<handoff_queue>& handoff) {
+  handoff_params_ = handoff_params(handoff);
   auto routed = route_pass(conn, batch_size);
   if (!routed) {
     if (!is_data_error(routed.error()) || tried_.empty())
@@ -428,7 +481,8 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
     auto rows = conn.exec_prepared("route", route_sql_,
                                    {routes_json_, pg_int_array(step.route),
                                     pg_int_array(step.set_aside),
-                                    std::to_string(store)});
+                                    std::to_string(store), handoff_params_.first,
+                                    handoff_params_.second});
     if (!rows)
       return rows.error();
     return finish(conn, *rows, std::move(res));
@@ -464,6 +518,9 @@ routing_repository::finish(pg_connection& conn, const pg_rows& rows,
     } else if (kind == "queue") {
       out.per_queue[rows.text(i, 1)] = rows.int64(i, 3);
       out.deliveries_created += rows.int64(i, 3);
+    } else if (kind == "handed") {
+      out.handed[rows.text(i, 1)].push_back({rows.int64(i, 3), rows.text(i, 2)});
+      ++out.deliveries_created;
     } else if (kind == "ordered") {
       ordered.push_back(rows.int64(i, 3));
     } else {
@@ -489,7 +546,8 @@ routing_repository::route_one(pg_connection& conn, int64_t id) {
   return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
     auto rows = conn.exec_prepared("route", route_sql_,
                                    {routes_json_, pg_int_array({id}),
-                                    pg_int_array({}), "-1"});
+                                    pg_int_array({}), "-1", handoff_params_.first,
+                                    handoff_params_.second});
     if (!rows)
       return rows.error();
     return finish(conn, *rows, routing_result{});

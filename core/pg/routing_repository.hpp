@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <map>
+#include <utility>
 #include <set>
 #include <optional>
 #include <string>
@@ -50,8 +51,14 @@ public:
   /// (schema/009_quarantine.sql): the others are routed in the same pass.
   /// When every event fails alone too, only the first is quarantined per
   /// pass.
-  caf::expected<routing_result> route_batch(pg_connection& conn,
-                                            int32_t batch_size);
+  ///
+  /// Deliveries of the queues in `handoff` are inserted dispatched where
+  /// nothing else may touch them before they are sent, up to each queue's
+  /// in-flight limit (core/domain/handoff.hpp); routing_result::handed
+  /// lists them, per_queue only the pending ones.
+  caf::expected<routing_result>
+  route_batch(pg_connection& conn, int32_t batch_size,
+              const std::vector<handoff_queue>& handoff = {});
 
   /// The coalescing statement ($1..$3: keys, jobs, queues as text[]), for
   /// tests that look at its plan.
@@ -106,6 +113,8 @@ private:
     routing_result::store_ms};
 
   std::optional<ready_notify> notify_;
+  // This pass's handoff queues and limits as text[] and bigint[] literals.
+  std::pair<std::string, std::string> handoff_params_;
   std::string routes_json_;
   std::string routed_types_; // the routes' event types as a text[] literal
   std::set<std::string> routed_, ordered_; // types with routes, ordered routes

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <vector>
 
 #include "core/base/errors.hpp"
@@ -15,9 +16,13 @@ class routing_store : public outbox::routing_store {
 public:
   std::deque<caf::expected<routing_result>> script; ///< one per call
   int calls = 0;
+  /// The handoff queues each call was offered, in order.
+  std::vector<std::vector<handoff_queue>> offers;
 
-  caf::expected<routing_result> route_batch(int32_t) override {
+  caf::expected<routing_result>
+  route_batch(int32_t, const std::vector<handoff_queue>& handoff) override {
     ++calls;
+    offers.push_back(handoff);
     if (script.empty())
       return routing_result{};
     auto r = std::move(script.front());
@@ -93,6 +98,32 @@ public:
     auto s = std::move(sweeps.front());
     sweeps.pop_front();
     return s;
+  }
+
+  /// Handed deliveries the fake knows, by id: fetch_handed returns the job
+  /// of each one it is asked for whose dispatch id matches.
+  std::map<int64_t, job_to_send> handed_jobs;
+  std::vector<std::vector<handed_delivery>> fetched; ///< every fetch's
+  std::vector<std::vector<handed_delivery>> released; ///< every release's
+  caf::error fetch_error; ///< returned by fetch_handed when set
+
+  caf::expected<claim_result>
+  fetch_handed(const std::vector<handed_delivery>& ds) override {
+    fetched.push_back(ds);
+    if (fetch_error)
+      return fetch_error;
+    claim_result out;
+    for (auto& d : ds)
+      if (auto it = handed_jobs.find(d.id);
+          it != handed_jobs.end() && it->second.dispatch_id == d.dispatch_id)
+        out.jobs.push_back(it->second);
+    return out;
+  }
+
+  caf::expected<int64_t>
+  release_handed(const std::vector<handed_delivery>& ds) override {
+    released.push_back(ds);
+    return static_cast<int64_t>(ds.size());
   }
 
 };

@@ -62,7 +62,8 @@ ordering_cluster::~ordering_cluster() {
 }
 
 // A dispatch starts when the claim marks its row dispatched under a new
-// dispatch id, and ends when anything takes the row out of that state.
+// dispatch id, or the router inserts it dispatched (claim on route,
+// core/domain/handoff.hpp), and ends when anything takes the row out of that state.
 // clock_timestamp() at the row's update: a claim that sees a key handed
 // on runs after the hand-over committed, so its start is later than the
 // end that handed the key on. No payload is copied.
@@ -74,12 +75,14 @@ void ordering_cluster::install_dispatch_log() {
                     " end_status text, end_error text)");
   must_exec(db, "CREATE FUNCTION " + log_function_ + "() RETURNS trigger "
                 "LANGUAGE plpgsql AS $$ BEGIN "
-                "IF OLD.status = 'dispatched' AND (NEW.status <> 'dispatched' "
+                "IF TG_OP = 'UPDATE' AND OLD.status = 'dispatched' "
+                "AND (NEW.status <> 'dispatched' "
                 "OR NEW.dispatch_id IS DISTINCT FROM OLD.dispatch_id) THEN "
                 "UPDATE " + log_table_ + " SET ended_at = clock_timestamp(), "
                 "end_status = NEW.status, end_error = NEW.last_error "
                 "WHERE dispatch_id = OLD.dispatch_id; END IF; "
-                "IF NEW.status = 'dispatched' AND (OLD.status <> 'dispatched' "
+                "IF NEW.status = 'dispatched' AND (TG_OP = 'INSERT' "
+                "OR OLD.status <> 'dispatched' "
                 "OR NEW.dispatch_id IS DISTINCT FROM OLD.dispatch_id) THEN "
                 "INSERT INTO " + log_table_ + " VALUES (NEW.dispatch_id, NEW.id, "
                 "NEW.queue, NEW.coalesce_key, current_setting('application_name'), "
@@ -88,6 +91,10 @@ void ordering_cluster::install_dispatch_log() {
                   + names.deliveries
                   + " FOR EACH ROW WHEN (OLD.status = 'dispatched' OR "
                     "NEW.status = 'dispatched') EXECUTE FUNCTION "
+                  + log_function_ + "()");
+  must_exec(db, "CREATE TRIGGER " + log_function_ + "_ins AFTER INSERT ON "
+                  + names.deliveries
+                  + " FOR EACH ROW WHEN (NEW.status = 'dispatched') EXECUTE FUNCTION "
                   + log_function_ + "()");
 }
 

@@ -150,7 +150,9 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
   CAF_CHECK_GREATER(doc["cpuSecondsPer1000EventsPipeline"]["machine"].GetDouble(), 0.0);
   // The database's writes: A only inserts events; the pipeline routes each
   // into one delivery (one route), writes nothing to the event and updates
-  // the delivery at its claim and its completion.
+  // the delivery at its completion, and at its claim unless the router
+  // handed it over already dispatched (one outboxd with every role: most
+  // are).
   auto& a_writes = doc["databaseWritesPerEventA"];
   auto& writes = doc["databaseWritesPerEventPipeline"];
   CAF_REQUIRE(a_writes["settled"].GetBool() && writes["settled"].GetBool());
@@ -159,7 +161,11 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
   CAF_CHECK_EQUAL(writes["eventsInserted"].GetDouble(), 1.0);
   CAF_CHECK_EQUAL(writes["eventsUpdated"].GetDouble(), 0.0);
   CAF_CHECK_EQUAL(writes["deliveriesInserted"].GetDouble(), 1.0);
-  CAF_CHECK_EQUAL(writes["deliveriesUpdated"].GetDouble(), 2.0);
+  auto handed = writes["deliveriesHanded"].GetDouble();
+  CAF_CHECK_GREATER(handed, 0.0);
+  CAF_CHECK_LESS_OR_EQUAL(handed, 1.0);
+  CAF_CHECK_LESS(std::abs(writes["deliveriesUpdated"].GetDouble() - (2.0 - handed)),
+                 1e-9);
   CAF_CHECK_GREATER(writes["walBytes"].GetDouble(), a_writes["walBytes"].GetDouble());
   CAF_CHECK_NOT_EQUAL(output.find("machine CPU per event: pipeline / A"),
                       std::string::npos);

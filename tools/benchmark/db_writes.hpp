@@ -21,6 +21,8 @@ struct write_figures {
   double wal_bytes = 0;
   double events_inserted = 0, events_updated = 0, events_hot = 0;
   double deliveries_inserted = 0, deliveries_updated = 0, deliveries_hot = 0;
+  /// Inserted already dispatched by the router (core/domain/handoff.hpp).
+  double deliveries_handed = 0;
 };
 
 template <class Inspector>
@@ -31,7 +33,8 @@ bool inspect(Inspector& f, write_figures& x) {
            field("eventsHotUpdated", x.events_hot),
            field("deliveriesInserted", x.deliveries_inserted),
            field("deliveriesUpdated", x.deliveries_updated),
-           field("deliveriesHotUpdated", x.deliveries_hot));
+           field("deliveriesHotUpdated", x.deliveries_hot),
+           field("deliveriesHanded", x.deliveries_handed));
 }
 
 /// `w` divided by `events`.

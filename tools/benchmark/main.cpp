@@ -679,17 +679,22 @@ void pipeline(run_context& c, relay& r) {
   rep.pipeline_busy = used["machine"]
                       / (seconds_since(wall_start)
                          * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
-  // Each delivery completes at its first attempt: its claim and its
-  // completion update it; routing writes nothing to the events.
+  // Each delivery completes at its first attempt: its completion updates
+  // it, and so does its claim unless the router handed it over already
+  // dispatched; routing writes nothing to the events.
   auto deliveries = o.events * o.routes;
+  auto claimed = must(s.progress.claimed_after(db, p.first_id() - 1),
+                      "counting the claimed deliveries");
   auto counted = [&](const write_counters& w) {
     auto d = writes_between(writes_start, w);
     return d.events.inserted >= o.events && d.deliveries.inserted >= deliveries
-           && d.deliveries.updated >= 2 * deliveries;
+           && d.deliveries.updated >= deliveries + claimed;
   };
   auto end = must(settled_writes(db, s.progress, counted), "reading the writes");
   rep.pipeline_writes = per_event(writes_between(writes_start, end.counters),
                                   o.events, end.settled);
+  rep.pipeline_writes.deliveries_handed
+    = static_cast<double>(deliveries - claimed) / static_cast<double>(o.events);
   pipeline_rates(c);
 }
 

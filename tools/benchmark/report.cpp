@@ -268,6 +268,8 @@ void write_rows(table_rows& row, const report& r) {
       fmt("%.2f", p.deliveries_inserted) + " ins, "
         + fmt("%.2f", p.deliveries_updated) + " upd ("
         + fmt("%.2f", p.deliveries_hot) + " HOT)");
+  row("  of them handed over on route (per event)",
+      fmt("%.2f", p.deliveries_handed));
 }
 
 void drain_rows(table_rows& row, const report& r) {

@@ -37,11 +37,20 @@ struct fixture : actor_fixture {
   std::shared_ptr<fakes::job_publisher> publisher
     = std::make_shared<fakes::job_publisher>();
 
+  std::shared_ptr<handoff_box> box
+    = std::make_shared<handoff_box>("stock.publish", 1000);
+
   pass_actor spawn_dispatcher(pass_settings s, int32_t batch = 100,
                               int32_t max_in_flight = 1000) {
     return sys.spawn(dispatcher, store, publisher, "stock.publish",
                      dispatch_limits{batch, max_in_flight}, s,
-                     node_agent_actor{});
+                     node_agent_actor{}, box);
+  }
+
+  // Makes the router's handing of delivery `id` as the fake store knows it.
+  handed_delivery hand(int64_t id) {
+    store->handed_jobs[id] = job(id);
+    return {id, job(id).dispatch_id};
   }
 };
 
@@ -130,6 +139,66 @@ CAF_TEST(nothing is claimed while the broker is unreachable) {
   expect((pass_atom, uint64_t), from(d).to(d));
   CAF_CHECK_EQUAL(store->claim_calls, 0);
   CAF_CHECK_EQUAL(pass_state_of(d).metrics.connected, false);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.errors, 1);
+}
+
+CAF_TEST(handed deliveries are published before the claim and not claimed again) {
+  box->put({hand(7), hand(8)});
+  // One the sweeper took back meanwhile: its dispatch id no longer matches.
+  box->put({{9, "dispatch-of-another-claim"}});
+  store->claims.push_back(claimed({1}));
+  auto d = spawn_dispatcher(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 3);
+  CAF_REQUIRE_EQUAL(publisher->published.size(), 3u);
+  CAF_CHECK_EQUAL(publisher->published[0].message_id, "7");
+  CAF_CHECK_EQUAL(publisher->published[1].message_id, "8");
+  CAF_CHECK_EQUAL(publisher->published[2].message_id, "1");
+  CAF_REQUIRE_EQUAL(store->fetched.size(), 1u);
+  CAF_CHECK_EQUAL(store->fetched[0].size(), 3u);
+  CAF_CHECK_EQUAL(store->claim_calls, 1);
+  CAF_CHECK(box->accepting());
+  CAF_CHECK_EQUAL(box->waiting(), 0u);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.counters["handed"], 2);
+}
+
+CAF_TEST(a handed delivery the broker refuses takes the retry path alone) {
+  box->put({hand(7), hand(8)});
+  publisher->statuses = {publish_status::confirmed, publish_status::nacked};
+  auto d = spawn_dispatcher(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 1);
+  CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
+  CAF_REQUIRE_EQUAL(store->applied[0].size(), 1u);
+  CAF_CHECK_EQUAL(store->applied[0][0].delivery_id, 8);
+  CAF_CHECK_EQUAL(store->applied[0][0].dispatch_id, "dispatch-8");
+  CAF_CHECK(store->applied[0][0].result == outcome::retry);
+}
+
+CAF_TEST(while the broker is unreachable handed deliveries go back to pending) {
+  box->set_accepting(true);
+  box->put({hand(7)});
+  publisher->not_ready = make_error(errc::broker_unavailable, "connect failed");
+  auto d = spawn_dispatcher(manual_passes());
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK(!box->accepting());
+  CAF_CHECK_EQUAL(box->waiting(), 0u);
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0][0].id, 7);
+  CAF_CHECK(store->fetched.empty());
+  CAF_CHECK(publisher->published.empty());
+}
+
+CAF_TEST(handed deliveries whose jobs cannot be read go back to the claim) {
+  box->put({hand(7)});
+  store->fetch_error = make_error(errc::database_error, "fetch_handed failed (SQLSTATE 22P02)");
+  auto d = spawn_dispatcher(manual_passes());
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0][0].id, 7);
+  CAF_CHECK(publisher->published.empty());
   CAF_CHECK_EQUAL(pass_state_of(d).metrics.errors, 1);
 }
 

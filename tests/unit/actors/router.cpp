@@ -38,9 +38,12 @@ struct fixture : actor_fixture {
   pass_actor da = sys.spawn(wake_counter, "dispatcher");
   pass_actor db = sys.spawn(wake_counter, "dispatcher");
 
+  std::shared_ptr<handoff_box> box_a = std::make_shared<handoff_box>("a", 7);
+
   router_actor spawn_router(pass_settings s, int32_t batch = 100) {
     return sys.spawn(router, store, batch,
-                     std::vector<dispatcher_entry>{{"a", da}, {"b", db}}, s,
+                     std::vector<dispatcher_entry>{{"a", da}, {"b", db}},
+                     std::vector<std::shared_ptr<handoff_box>>{box_a}, s,
                      node_agent_actor{}, true);
   }
 };
@@ -61,10 +64,41 @@ CAF_TEST(a routing pass wakes the dispatchers of queues that got deliveries) {
   CAF_CHECK_EQUAL(pass_state_of(r).metrics.rows, 3);
 }
 
+CAF_TEST(a dispatcher that cannot publish is offered nothing) {
+  auto r = spawn_router(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  box_a->set_accepting(true);
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_REQUIRE_EQUAL(store->offers.size(), 2u);
+  CAF_CHECK(store->offers[0].empty());
+  CAF_REQUIRE_EQUAL(store->offers[1].size(), 1u);
+  CAF_CHECK_EQUAL(store->offers[1][0].queue, "a");
+  CAF_CHECK_EQUAL(store->offers[1][0].max_in_flight, 7);
+}
+
+CAF_TEST(handed deliveries go into the box of their queue and wake its dispatcher) {
+  box_a->set_accepting(true);
+  auto res = routed(2, {});
+  res.handed["a"] = {{11, "d-11"}, {12, "d-12"}};
+  store->script.push_back(res);
+  auto r = spawn_router(manual_passes());
+  self->send(r, wake_atom::value);
+  expect((wake_atom), from(self).to(r));
+  expect((pass_atom, uint64_t), from(r).to(r));
+  expect((wake_atom), from(r).to(da));
+  disallow((wake_atom), from(r).to(db));
+  auto taken = box_a->take();
+  CAF_REQUIRE_EQUAL(taken.size(), 2u);
+  CAF_CHECK_EQUAL(taken[0].id, 11);
+  CAF_CHECK_EQUAL(taken[1].dispatch_id, "d-12");
+  CAF_CHECK_EQUAL(box_a->waiting(), 0u);
+}
+
 CAF_TEST(without immediate delivery the dispatchers are left to their timers) {
   store->script.push_back(routed(3, {{"a", 2}}));
   auto r = sys.spawn(router, store, 100,
                      std::vector<dispatcher_entry>{{"a", da}, {"b", db}},
+                     std::vector<std::shared_ptr<handoff_box>>{},
                      manual_passes(), node_agent_actor{}, false);
   CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 3);
   disallow((wake_atom), from(r).to(da));

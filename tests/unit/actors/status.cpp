@@ -238,7 +238,8 @@ CAF_TEST(an unreadable database still answers with the cluster view) {
 
 CAF_TEST(the node agent joins a local status actor and forwards metrics) {
   auto r = sys.spawn(router, std::make_shared<fakes::routing_store>(), 100,
-                     std::vector<dispatcher_entry>{}, manual_passes(),
+                     std::vector<dispatcher_entry>{},
+                     std::vector<std::shared_ptr<handoff_box>>{}, manual_passes(),
                      node_agent_actor{}, true);
   status_address where;
   where.local = st;
