@@ -57,6 +57,9 @@ public:
       return out;
     }
     auto& jobs = claimed->jobs;
+    if (box_) // what the claim's count leaves is what the router may hand over
+      box_->set_credit(claimed->room.value_or(limits_.max_in_flight)
+                       - static_cast<int64_t>(jobs.size()));
     out.counters["expired"] = claimed->expired;
     for (auto& t : claimed->transitions)
       out.events.push_back(transition_event(t));

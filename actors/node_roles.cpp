@@ -78,7 +78,7 @@ bool hands_over(const node_bootstrap& b) {
 void spawn_dispatcher(node_bootstrap& b, const std::string& queue) {
   std::shared_ptr<handoff_box> box;
   if (hands_over(b)) {
-    box = std::make_shared<handoff_box>(queue, b.cfg.max_in_flight);
+    box = std::make_shared<handoff_box>(queue);
     b.actors.handoffs.push_back(box);
   }
   auto publisher = std::make_shared<amqp_job_publisher>(

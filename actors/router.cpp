@@ -21,11 +21,11 @@ public:
 
   pass_outcome pass() override {
     pass_outcome out;
-    // Only dispatchers that can publish now are handed anything.
+    // Only dispatchers that can publish now and have credit left.
     std::vector<handoff_queue> offers;
     for (auto& box : handoffs_)
-      if (box->accepting())
-        offers.push_back(box->offer());
+      if (auto offer = box->offer(); offer.room > 0)
+        offers.push_back(std::move(offer));
     auto routed = store_->route_batch(batch_size_, offers);
     if (!routed) {
       out.error = routed.error();

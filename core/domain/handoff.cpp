@@ -2,11 +2,21 @@
 
 namespace outbox {
 
-handoff_box::handoff_box(std::string queue, int32_t max_in_flight)
-  : queue_(std::move(queue)), max_in_flight_(max_in_flight) {
+handoff_box::handoff_box(std::string queue) : queue_(std::move(queue)) {
+}
+
+handoff_queue handoff_box::offer() const {
+  return {queue_, accepting() ? credit() : 0};
 }
 
 void handoff_box::put(std::vector<handed_delivery> ds) {
+  // A claim may have set a fresh credit meanwhile, which counted these
+  // already (they committed before it): then this takes a little too
+  // much off it, and the next claim sets it right.
+  auto used = static_cast<int64_t>(ds.size());
+  auto left = credit_.load();
+  while (!credit_.compare_exchange_weak(left, left > used ? left - used : 0)) {
+  }
   std::lock_guard<std::mutex> guard{mutex_};
   if (waiting_.empty()) {
     waiting_ = std::move(ds);

@@ -10,6 +10,14 @@
 // out and says whether it can publish at all (its broker connection is
 // up), so that nothing is handed to a dispatcher that would only let it
 // time out.
+//
+// Credit keeps the queue within its in-flight limit without a count in
+// every routing transaction: each claim of the dispatcher counts the
+// queue's dispatched deliveries anyway (claim_result::room), and what that
+// count leaves after the claim is the credit the router may hand over
+// until the next claim; each handed delivery uses one. The count is a
+// moment old when the router uses it: like two claims at the same moment,
+// the queue may go over its limit by up to a batch, never more.
 #pragma once
 
 #include <atomic>
@@ -27,29 +35,34 @@ struct handed_delivery {
   std::string dispatch_id;
 };
 
-/// What the router may hand to one queue's dispatcher: at most
-/// `max_in_flight` dispatched deliveries of the queue in all (counted in
-/// the database, as the claim counts them).
+/// What the router may hand to one queue's dispatcher in a routing pass:
+/// at most `room` deliveries.
 struct handoff_queue {
   std::string queue;
-  int32_t max_in_flight = 0;
+  int64_t room = 0;
 };
 
 class handoff_box {
 public:
-  handoff_box(std::string queue, int32_t max_in_flight);
+  explicit handoff_box(std::string queue);
 
   const std::string& queue() const { return queue_; }
 
-  /// Whether the dispatcher can publish now: the router hands nothing
-  /// otherwise (it inserts pending deliveries, as without a box).
-  bool accepting() const { return accepting_.load(); }
-  handoff_queue offer() const { return {queue_, max_in_flight_}; }
+  /// The router's offer for its next routing pass: nothing while the
+  /// dispatcher cannot publish (deliveries are inserted pending, as
+  /// without a box), else the credit left.
+  handoff_queue offer() const;
 
   /// The dispatcher, after each look at its broker connection.
   void set_accepting(bool yes) { accepting_.store(yes); }
+  bool accepting() const { return accepting_.load(); }
 
-  /// The router, after the routing transaction committed.
+  /// The dispatcher, after each claim: the room its count left.
+  void set_credit(int64_t room) { credit_.store(room < 0 ? 0 : room); }
+  int64_t credit() const { return credit_.load(); }
+
+  /// The router, after the routing transaction committed: the handed
+  /// deliveries, each of which used one credit.
   void put(std::vector<handed_delivery> ds);
 
   /// The dispatcher: everything handed so far, in the order handed.
@@ -60,8 +73,8 @@ public:
 
 private:
   const std::string queue_;
-  const int32_t max_in_flight_;
   std::atomic<bool> accepting_{false};
+  std::atomic<int64_t> credit_{0}; ///< none until the first claim counted
   mutable std::mutex mutex_;
   std::vector<handed_delivery> waiting_;
 };

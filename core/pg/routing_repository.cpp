@@ -86,12 +86,12 @@ JOIN {{events}} e ON e.id = u.event_id
 // runs every data-modifying CTE once, referenced or not.)
 //
 // Claim on route (core/domain/handoff.hpp): a delivery of a queue in $5
-// (with its in-flight limit in $6) is inserted dispatched, with its dispatch
-// id and timeout, when it would be ready at once and nothing else may
-// touch it before it is sent: not of an ordered key (parked behind its
-// key's holder), not coalescing (a newer delivery of its key supersedes
-// only waiting ones), not past its time to live, and only as many as the
-// queue's limit leaves room for (the claim's count). The rest are inserted
+// (with the room its dispatcher's credit gives in $6) is inserted
+// dispatched, with its dispatch id and timeout, when it would be ready at
+// once and nothing else may touch it before it is sent: not of an ordered
+// key (parked behind its key's holder), not coalescing (a newer delivery
+// of its key supersedes only waiting ones), not past its time to live,
+// and no more than the room, in event order. The rest are inserted
 // pending, as they all are without a handoff.
 constexpr const char* route_sql = R"sql(
 WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
@@ -99,10 +99,7 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   FROM {{events}} e
   WHERE e.id = ANY($2::bigint[]) AND e.quarantined_at IS NULL
 ), handoff AS (
-  SELECT h.queue, greatest(0, h.max - (
-           SELECT count(*) FROM {{deliveries}} d
-           WHERE d.queue = h.queue AND d.status = 'dispatched')) AS room
-  FROM unnest($5::text[], $6::bigint[]) AS h(queue, max)
+  SELECT h.queue, h.room FROM unnest($5::text[], $6::bigint[]) AS h(queue, room)
 ), made AS (
   SELECT c.id AS event_id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
          r.delivery_timeout_seconds, r.merge, x.expires_at, c.key, o.ordered,
@@ -232,12 +229,12 @@ std::string routed_types(const std::vector<route>& routes) {
 std::pair<std::string, std::string>
 handoff_params(const std::vector<handoff_queue>& handoff) {
   std::vector<pg_param> queues;
-  std::vector<int64_t> limits;
+  std::vector<int64_t> rooms;
   for (auto& h : handoff) {
     queues.push_back(h.queue);
-    limits.push_back(h.max_in_flight);
+    rooms.push_back(h.room);
   }
-  return {pg_text_array(queues), pg_int_array(limits)};
+  return {pg_text_array(queues), pg_int_array(rooms)};
 }
 
 // Adds what a later routing transaction of the same pass did to `into`.

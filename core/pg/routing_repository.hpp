@@ -54,8 +54,8 @@ public:
   ///
   /// Deliveries of the queues in `handoff` are inserted dispatched where
   /// nothing else may touch them before they are sent, up to each queue's
-  /// in-flight limit (core/domain/handoff.hpp); routing_result::handed
-  /// lists them, per_queue only the pending ones.
+  /// room (core/domain/handoff.hpp); routing_result::handed lists them,
+  /// per_queue only the pending ones.
   caf::expected<routing_result>
   route_batch(pg_connection& conn, int32_t batch_size,
               const std::vector<handoff_queue>& handoff = {});

@@ -46,7 +46,7 @@ struct fixture : delivery_fixture {
 
 CAF_TEST_FIXTURE_SCOPE(handoff_tests, fixture)
 
-CAF_TEST(deliveries are inserted dispatched up to the room of the queue) {
+CAF_TEST(deliveries are inserted dispatched up to the room given) {
   for (int i = 0; i < 5; ++i)
     publish("e", R"({"n":)" + std::to_string(i) + "}");
   auto r = route_with({make_route("J", "q", merge_mode::replace)}, {{"q", 3}});
@@ -65,15 +65,16 @@ CAF_TEST(deliveries are inserted dispatched up to the room of the queue) {
   CAF_CHECK_EQUAL(row.text(0, 0), handed[0].dispatch_id);
   CAF_CHECK_EQUAL(row.text(0, 1), "0");
   CAF_CHECK_EQUAL(row.text(0, 2), "t");
-  // The claim counts the handed ones in flight: of a limit of 5 it finds
-  // room for the two pending ones, and after them none.
+  // The claim counts the handed ones in flight (the credit the dispatcher
+  // gives comes from this count): of a limit of 5 it finds room for the
+  // two pending ones, and after them none.
   auto c = claim("q", 100, 5);
   CAF_CHECK_EQUAL(c.jobs.size(), 2u);
   CAF_CHECK_EQUAL(c.room.value_or(-1), 2);
   CAF_CHECK_EQUAL(claim("q", 100, 5).room.value_or(-1), 0);
 }
 
-CAF_TEST(a queue at its limit or not offered gets pending deliveries) {
+CAF_TEST(a queue without room or not offered gets pending deliveries) {
   publish("e", "{}");
   auto r = route_with({make_route("J", "q", merge_mode::replace),
                        make_route("K", "other", merge_mode::replace)},

@@ -38,7 +38,7 @@ struct fixture : actor_fixture {
     = std::make_shared<fakes::job_publisher>();
 
   std::shared_ptr<handoff_box> box
-    = std::make_shared<handoff_box>("stock.publish", 1000);
+    = std::make_shared<handoff_box>("stock.publish");
 
   pass_actor spawn_dispatcher(pass_settings s, int32_t batch = 100,
                               int32_t max_in_flight = 1000) {
@@ -159,6 +159,21 @@ CAF_TEST(handed deliveries are published before the claim and not claimed again)
   CAF_CHECK(box->accepting());
   CAF_CHECK_EQUAL(box->waiting(), 0u);
   CAF_CHECK_EQUAL(pass_state_of(d).metrics.counters["handed"], 2);
+}
+
+CAF_TEST(each claim gives the router the room it leaves as credit) {
+  auto c = claimed({1, 2});
+  c.room = 5;
+  store->claims.push_back(c);
+  auto d = spawn_dispatcher(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 2);
+  CAF_CHECK_EQUAL(box->credit(), 3);
+  CAF_CHECK_EQUAL(box->offer().room, 3);
+  auto none = claimed({});
+  none.room = 0;
+  store->claims.push_back(none);
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 0);
+  CAF_CHECK_EQUAL(box->offer().room, 0);
 }
 
 CAF_TEST(a handed delivery the broker refuses takes the retry path alone) {

@@ -38,7 +38,7 @@ struct fixture : actor_fixture {
   pass_actor da = sys.spawn(wake_counter, "dispatcher");
   pass_actor db = sys.spawn(wake_counter, "dispatcher");
 
-  std::shared_ptr<handoff_box> box_a = std::make_shared<handoff_box>("a", 7);
+  std::shared_ptr<handoff_box> box_a = std::make_shared<handoff_box>("a");
 
   router_actor spawn_router(pass_settings s, int32_t batch = 100) {
     return sys.spawn(router, store, batch,
@@ -64,20 +64,25 @@ CAF_TEST(a routing pass wakes the dispatchers of queues that got deliveries) {
   CAF_CHECK_EQUAL(pass_state_of(r).metrics.rows, 3);
 }
 
-CAF_TEST(a dispatcher that cannot publish is offered nothing) {
+CAF_TEST(a dispatcher is offered its credit while it can publish) {
   auto r = spawn_router(manual_passes());
+  box_a->set_credit(7); // not accepting yet
   CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
   box_a->set_accepting(true);
   CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
-  CAF_REQUIRE_EQUAL(store->offers.size(), 2u);
+  box_a->set_credit(0);
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_REQUIRE_EQUAL(store->offers.size(), 3u);
   CAF_CHECK(store->offers[0].empty());
   CAF_REQUIRE_EQUAL(store->offers[1].size(), 1u);
   CAF_CHECK_EQUAL(store->offers[1][0].queue, "a");
-  CAF_CHECK_EQUAL(store->offers[1][0].max_in_flight, 7);
+  CAF_CHECK_EQUAL(store->offers[1][0].room, 7);
+  CAF_CHECK(store->offers[2].empty());
 }
 
 CAF_TEST(handed deliveries go into the box of their queue and wake its dispatcher) {
   box_a->set_accepting(true);
+  box_a->set_credit(5);
   auto res = routed(2, {});
   res.handed["a"] = {{11, "d-11"}, {12, "d-12"}};
   store->script.push_back(res);
@@ -92,6 +97,7 @@ CAF_TEST(handed deliveries go into the box of their queue and wake its dispatche
   CAF_CHECK_EQUAL(taken[0].id, 11);
   CAF_CHECK_EQUAL(taken[1].dispatch_id, "d-12");
   CAF_CHECK_EQUAL(box_a->waiting(), 0u);
+  CAF_CHECK_EQUAL(box_a->credit(), 3); // each handed one used a credit
 }
 
 CAF_TEST(without immediate delivery the dispatchers are left to their timers) {
