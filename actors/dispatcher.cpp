@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "core/amqp/wire.hpp"
 #include "core/base/logging.hpp"
@@ -43,7 +44,10 @@ public:
     }
     if (box_) {
       box_->set_accepting(true);
-      if (auto err = publish_handed(box_->take(), out)) {
+      // A batch at a time, as a claim takes: the rest in a pass at once.
+      auto handed = box_->take(static_cast<size_t>(limits_.batch_size));
+      if (auto err = publish_handed(std::move(handed), out)) {
+        box_->set_accepting(false); // nothing more until a pass succeeds
         out.error = std::move(err);
         return out;
       }
@@ -53,23 +57,28 @@ public:
     // A failed claim learnt nothing: the next one starts from the beginning.
     cursor_ = claimed ? claimed->resume : claim_cursor{};
     if (!claimed) {
+      if (box_)
+        box_->set_accepting(false);
       out.error = claimed.error();
       return out;
     }
     auto& jobs = claimed->jobs;
-    if (box_) // what the claim's count leaves is what the router may hand over
-      box_->set_credit(claimed->room.value_or(limits_.max_in_flight)
-                       - static_cast<int64_t>(jobs.size()));
     out.counters["expired"] = claimed->expired;
     for (auto& t : claimed->transitions)
       out.events.push_back(transition_event(t));
     if (claimed->quarantined > 0)
       out.counters["quarantined"] = claimed->quarantined;
-    out.more = static_cast<int64_t>(jobs.size()) + claimed->expired
-                 + claimed->quarantined
-               >= limits_.batch_size;
+    // More is waiting: the rest of what was handed, or a full claim.
+    out.more = out.more
+               || static_cast<int64_t>(jobs.size()) + claimed->expired
+                      + claimed->quarantined
+                    >= limits_.batch_size;
+    if (box_)
+      give_credit(*claimed, out);
     if (!jobs.empty())
       out.error = publish(jobs, out);
+    if (box_ && out.error)
+      box_->set_accepting(false);
     if (!out.more && claimed->next_ready_seconds)
       out.due = std::chrono::milliseconds{
         static_cast<int64_t>(*claimed->next_ready_seconds * 1000)};
@@ -78,23 +87,64 @@ public:
     return out;
   }
 
+  /// As the dispatcher exits: nothing more is handed to it, and what it
+  /// holds goes back to pending rather than waiting for its timeout.
+  void close() {
+    if (!box_)
+      return;
+    box_->close();
+    give_back(box_->take());
+  }
+
 private:
+  // The router's credit after a claim (core/domain/handoff.hpp): what the
+  // claim's count of the queue's dispatched deliveries left. None while
+  // deliveries wait (the claim took all it could or hit the limit, or
+  // handed ones are still in the box): new ones are inserted pending
+  // behind them, so that they do not go out first. A claim without a
+  // count gives none either.
+  void give_credit(const claim_result& claimed, const pass_outcome& out) {
+    auto backlog = out.more || claimed.at_limit;
+    box_->set_credit(backlog ? 0
+                             : claimed.room.value_or(0)
+                                 - static_cast<int64_t>(claimed.jobs.size()));
+  }
+
   // Publishes what the router handed over (core/domain/handoff.hpp). When
   // their job messages cannot be read (a data error, say), they go back to
   // pending: the claim then sends them, or quarantines the one that fails.
+  // So do those the read left out for their time to live: the claim
+  // expires them.
   caf::error publish_handed(std::vector<handed_delivery> handed,
                             pass_outcome& out) {
     if (handed.empty())
       return caf::none;
+    if (box_->waiting() > 0)
+      out.more = true; // the rest of what was handed: a pass at once
     auto fetched = store_->fetch_handed(handed);
     if (!fetched) {
       give_back(std::move(handed));
       return fetched.error();
     }
+    if (fetched->jobs.size() < handed.size())
+      give_back(left_out(handed, fetched->jobs));
     out.counters["handed"] += static_cast<int64_t>(fetched->jobs.size());
     if (fetched->jobs.empty())
       return caf::none;
     return publish(fetched->jobs, out);
+  }
+
+  static std::vector<handed_delivery>
+  left_out(const std::vector<handed_delivery>& handed,
+           const std::vector<job_to_send>& jobs) {
+    std::set<int64_t> read;
+    for (auto& j : jobs)
+      read.insert(j.delivery_id);
+    std::vector<handed_delivery> out;
+    for (auto& h : handed)
+      if (read.count(h.id) == 0)
+        out.push_back(h);
+    return out;
   }
 
   // Handed deliveries this dispatcher will not publish: pending again, or,
@@ -191,6 +241,7 @@ dispatcher(pass_actor::stateful_pointer<pass_state> self,
   auto role = std::make_shared<dispatcher_role>(std::move(store),
                                                 std::move(publisher), queue,
                                                 limits, std::move(box));
+  self->attach_functor([role] { role->close(); });
   return pass_behavior<pass_actor>(self, role, identity("dispatcher", queue),
                                    settings, std::move(agent));
 }

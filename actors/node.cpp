@@ -129,6 +129,17 @@ void node::stop() {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
   quit(actors_.listener);
+  if (actors_.router) {
+    // The router first, and waited for (a pass it is in ends first): a
+    // delivery it handed over after its dispatcher stopped would wait for
+    // its delivery timeout (core/domain/handoff.hpp). A stopping
+    // dispatcher gives back what it holds.
+    caf::scoped_actor self{sys_};
+    self->monitor(actors_.router);
+    quit(actors_.router);
+    self->receive([](caf::down_msg&) {},
+                  caf::after(std::chrono::seconds{5}) >> [] {});
+  }
   quit(actors_.ready_listener);
   for_each_pass_actor(quit);
   quit(actors_.agent);

@@ -36,8 +36,16 @@ public:
     int64_t handed = 0;
     for (auto& [queue, ds] : routed->handed)
       if (auto box = box_of(queue); box && !ds.empty()) {
-        handed += static_cast<int64_t>(ds.size());
-        box->put(std::move(ds));
+        auto n = static_cast<int64_t>(ds.size());
+        if (!box->put(std::move(ds))) {
+          // Its dispatcher exited after the offer: they wait for their
+          // delivery timeout, as a claimed batch of a stopped one would.
+          logger("router")->warn("event=handoff_refused queue={} deliveries={} "
+                                 "action=wait_for_timeout",
+                                 kv(queue), n);
+          continue;
+        }
+        handed += n;
         wake_(queue);
       }
     for (auto& [queue, n] : routed->per_queue)

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -53,20 +54,26 @@ public:
   /// without a box), else the credit left.
   handoff_queue offer() const;
 
-  /// The dispatcher, after each look at its broker connection.
-  void set_accepting(bool yes) { accepting_.store(yes); }
+  /// The dispatcher, after each pass: whether it can publish (its broker
+  /// connection is up and the pass did not fail). A closed box stays shut.
+  void set_accepting(bool yes) { accepting_.store(yes && !closed_.load()); }
   bool accepting() const { return accepting_.load(); }
+
+  /// The dispatcher, as it exits: nothing is handed to it any more.
+  void close();
 
   /// The dispatcher, after each claim: the room its count left.
   void set_credit(int64_t room) { credit_.store(room < 0 ? 0 : room); }
   int64_t credit() const { return credit_.load(); }
 
   /// The router, after the routing transaction committed: the handed
-  /// deliveries, each of which used one credit.
-  void put(std::vector<handed_delivery> ds);
+  /// deliveries, each of which used one credit. False when the box was
+  /// closed meanwhile (its dispatcher exited): then they stay dispatched
+  /// until their delivery timeout sends them again.
+  bool put(std::vector<handed_delivery> ds);
 
-  /// The dispatcher: everything handed so far, in the order handed.
-  std::vector<handed_delivery> take();
+  /// The dispatcher: up to `max` of what was handed, oldest first.
+  std::vector<handed_delivery> take(size_t max = SIZE_MAX);
 
   /// How many wait to be taken (status and tests).
   size_t waiting() const;
@@ -74,6 +81,7 @@ public:
 private:
   const std::string queue_;
   std::atomic<bool> accepting_{false};
+  std::atomic<bool> closed_{false};
   std::atomic<int64_t> credit_{0}; ///< none until the first claim counted
   mutable std::mutex mutex_;
   std::vector<handed_delivery> waiting_;

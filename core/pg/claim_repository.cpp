@@ -130,7 +130,7 @@ RETURNING id, event_id, job, queue, attempts
 // The job messages of deliveries a router inserted dispatched and handed
 // over (core/domain/handoff.hpp): $1 their ids, $2 the dispatch ids it gave
 // them. One no longer dispatched with that id (timed out meanwhile, say)
-// is left out. The claim's columns, so that a row reads as a claim's send.
+// is left out, and so is one whose time to live ran out in the meantime. The claim's columns, so that a row reads as a claim's send.
 constexpr const char* handed_sql = R"sql(
 SELECT 'send'::text AS kind, c.id AS id, c.event_id AS event_id,
        c.job AS job, c.queue AS queue, c.dispatch_id::text AS dispatch_id,
@@ -149,6 +149,7 @@ SELECT 'send'::text AS kind, c.id AS id, c.event_id AS event_id,
 FROM unnest($1::bigint[], $2::uuid[]) AS h(id, dispatch_id)
 JOIN {{deliveries}} c ON c.id = h.id AND c.dispatch_id = h.dispatch_id
                      AND c.status = 'dispatched'
+                     AND (c.expires_at IS NULL OR c.expires_at > now())
 JOIN {{events}} e ON e.id = c.event_id
 ORDER BY c.id
 )sql";

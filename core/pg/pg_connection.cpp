@@ -3,6 +3,7 @@
 #include <functional>
 #include <set>
 
+#include <libpq-events.h>
 #include <libpq-fe.h>
 
 #include "core/base/errors.hpp"
@@ -125,8 +126,49 @@ caf::expected<pg_connection> pg_connection::connect(const std::string& url) {
   return pg_connection{std::move(owned)};
 }
 
-pg_connection pg_connection::borrow(pg_conn* conn) {
-  return pg_connection{std::shared_ptr<pg_conn>{conn, [](pg_conn*) {}}};
+namespace {
+
+// The prepared statements of a borrowed connection, kept with it. libpq
+// calls this for the connection's events; a PGconn is used by one thread
+// at a time, so its data needs no lock.
+template <class Session>
+int remember_session(PGEventId id, void* info, void*) {
+  auto data = [](PGconn* c) {
+    return static_cast<std::shared_ptr<Session>*>(PQinstanceData(c, remember_session<Session>));
+  };
+  switch (id) {
+    case PGEVT_REGISTER: {
+      auto* c = static_cast<PGEventRegister*>(info)->conn;
+      return PQsetInstanceData(c, remember_session<Session>,
+                               new std::shared_ptr<Session>(std::make_shared<Session>()));
+    }
+    case PGEVT_CONNRESET: // a new server session has prepared nothing
+      if (auto* s = data(static_cast<PGEventConnReset*>(info)->conn))
+        (*s)->prepared.clear();
+      break;
+    case PGEVT_CONNDESTROY:
+      delete data(static_cast<PGEventConnDestroy*>(info)->conn);
+      break;
+    default:
+      break;
+  }
+  return 1;
+}
+
+} // namespace
+
+pg_connection pg_connection::borrow(pg_conn* conn, bool remember_prepared) {
+  pg_connection out{std::shared_ptr<pg_conn>{conn, [](pg_conn*) {}}};
+  if (!remember_prepared)
+    return out;
+  auto* c = raw(conn);
+  auto proc = remember_session<session>;
+  if (PQinstanceData(c, proc) == nullptr
+      && PQregisterEventProc(c, proc, "outbox prepared statements", nullptr) == 0)
+    return out; // cannot keep them: prepared anew by this object
+  if (auto* kept = static_cast<std::shared_ptr<session>*>(PQinstanceData(c, proc)))
+    out.session_ = *kept;
+  return out;
 }
 
 caf::expected<pg_rows> pg_connection::exec(const char* name,

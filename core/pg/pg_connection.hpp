@@ -42,7 +42,12 @@ public:
   static caf::expected<pg_connection> connect(const std::string& url);
 
   /// Adopts a connection the caller owns (the producer API); never closes it.
-  static pg_connection borrow(pg_conn* conn);
+  /// What exec_prepared prepares is forgotten with the returned object,
+  /// unless `remember_prepared`: then it is kept with the connection itself
+  /// (libpq's per-connection event data), seen by every later borrow of
+  /// it, forgotten when the connection is reset (a new server session) and
+  /// freed when it is closed.
+  static pg_connection borrow(pg_conn* conn, bool remember_prepared = false);
 
   /// Runs one statement with text parameters, `name` identifying it in
   /// errors. errc::database_error carries the name and the SQLSTATE.

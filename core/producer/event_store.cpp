@@ -154,14 +154,24 @@ caf::error validate_event(const event& ev) {
   return check_headers(ev);
 }
 
-db_event_store::db_event_store(schema_names names)
-  : names_(std::move(names)),
-    insert_sql_("SELECT " + names_.publish_function
-                + "($1, $2, $3, $4::bigint, $5::jsonb, $6::timestamptz, $7)") {
+// What the publish function inserts (schema/008_publish_limits.sql): the
+// expiry is the earlier of the one given and now + TTL. The events table's
+// header check (schema/010_trace_context.sql) runs as for the function.
+std::string db_event_store::insert_sql(const schema_names& names) {
+  return "INSERT INTO " + names.events
+         + " (event_type, payload, key, expires_at, headers, content_type)"
+           " VALUES ($1, $2, $3, CASE WHEN $4::bigint > 0"
+           " THEN LEAST($6::timestamptz, now() + make_interval(secs => $4::bigint))"
+           " ELSE $6::timestamptz END, $5::jsonb, $7) RETURNING id";
+}
+
+db_event_store::db_event_store(schema_names names, insert_statement how)
+  : names_(std::move(names)), how_(how), insert_sql_(insert_sql(names_)) {
 }
 
 caf::expected<int64_t> db_event_store::add(pg_conn* native, const event& ev) {
-  auto conn = pg_connection::borrow(native);
+  bool prepared = how_ == insert_statement::prepared;
+  auto conn = pg_connection::borrow(native, prepared);
   if (conn.in_failed_transaction())
     return make_error(errc::transaction_aborted,
                       "the transaction already failed: roll it back");
@@ -182,7 +192,8 @@ caf::expected<int64_t> db_event_store::add(pg_conn* native, const event& ev) {
                    ev.expires_at ? pg_param{format_timestamp(*ev.expires_at)}
                                  : std::nullopt,
                    ev.content_type};
-  auto rows = conn.exec("add_event", insert_sql_, params);
+  auto rows = prepared ? conn.exec_prepared("add_event", insert_sql_, params)
+                      : conn.exec("add_event", insert_sql_, params);
   if (!rows)
     return rows.error(); // the failed statement already failed the transaction
   auto id = rows->int64(0, 0);

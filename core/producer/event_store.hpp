@@ -32,10 +32,31 @@ public:
   virtual caf::expected<int64_t> add(pg_conn* conn, const event& ev) = 0;
 };
 
-/// Writes events through the schema's publish function.
+/// How db_event_store runs its insert.
+enum class insert_statement {
+  /// Parsed and planned at every add(): right for any connection, also one
+  /// that a pooler in transaction mode hands out per transaction.
+  unprepared,
+  /// Prepared once per connection (named `ob_` and a hash of its text) and
+  /// then run by name: the business transaction pays only the insert
+  /// (docs/performance.md measures it). Only on a connection that keeps
+  /// its server session: not through a pooler in transaction mode, nor on
+  /// one whose owner runs DEALLOCATE ALL or DISCARD ALL, where the next
+  /// add() would fail (and fail its transaction). libpq's PQreset is fine.
+  prepared,
+};
+
+/// Writes events straight into the events table: add() has checked the
+/// event by the publish function's rules already (validate_event), so it
+/// inserts what that function would insert, without the function call.
 class db_event_store : public event_store {
 public:
-  explicit db_event_store(schema_names names = {});
+  explicit db_event_store(schema_names names = {},
+                          insert_statement how = insert_statement::unprepared);
+
+  /// The insert add() runs ($1 type, $2 payload, $3 key, $4 TTL seconds,
+  /// $5 headers, $6 expiry, $7 content type; returns the id).
+  static std::string insert_sql(const schema_names& names);
   caf::expected<int64_t> add(pg_conn* conn, const event& ev) override;
 
   /// Also hands each `stored` event to `f` (e.g. lifecycle_forwarder), once
@@ -45,6 +66,7 @@ public:
 
 private:
   schema_names names_;
+  insert_statement how_;
   lifecycle_observer observer_;
   std::string insert_sql_;
 };

@@ -100,6 +100,65 @@ CAF_TEST(key ttl and headers are stored) {
   CAF_CHECK_EQUAL(row.text(0, 2), "t");
 }
 
+CAF_TEST(an expiry and a ttl together keep the earlier) {
+  event ev;
+  ev.event_type = "stock.changed";
+  ev.payload = "{}";
+  ev.ttl_seconds = 3600;
+  ev.expires_at = std::chrono::system_clock::now() + std::chrono::seconds{60};
+  CAF_REQUIRE(!db.begin());
+  CAF_REQUIRE(store.add(db.native(), ev));
+  ev.ttl_seconds = 60;
+  ev.expires_at = std::chrono::system_clock::now() + std::chrono::hours{1};
+  CAF_REQUIRE(store.add(db.native(), ev));
+  ev.ttl_seconds = 0; // never expires by the TTL: the expiry alone
+  CAF_REQUIRE(store.add(db.native(), ev));
+  CAF_REQUIRE(!db.commit());
+  auto rows = must_exec(db, "SELECT expires_at < now() + interval '2 min' FROM "
+                              + names.events + " ORDER BY id");
+  CAF_REQUIRE_EQUAL(rows.size(), 3);
+  CAF_CHECK_EQUAL(rows.text(0, 0), "t");
+  CAF_CHECK_EQUAL(rows.text(1, 0), "t");
+  CAF_CHECK_EQUAL(rows.text(2, 0), "f");
+}
+
+// How many statements the session of `conn` has prepared.
+int64_t prepared_statements(pg_connection& conn) {
+  return must_exec(conn, "SELECT count(*) FROM pg_prepared_statements").int64(0, 0);
+}
+
+CAF_TEST(a prepared store prepares its insert once per connection) {
+  auto own = pg_connection::connect(database_url());
+  CAF_REQUIRE(own);
+  auto* native = own->native();
+  db_event_store fast{names, insert_statement::prepared};
+  db_event_store also{names, insert_statement::prepared};
+  auto ev = make_event(stock_changed{"A1", 3});
+  CAF_REQUIRE(ev);
+  auto add_one = [&](db_event_store& s) {
+    CAF_REQUIRE(!own->begin());
+    auto id = s.add(native, *ev);
+    CAF_REQUIRE(id);
+    CAF_REQUIRE(!own->commit());
+  };
+  add_one(fast);
+  add_one(fast);
+  add_one(also); // another store of the same tables: the same statement
+  CAF_CHECK_EQUAL(prepared_statements(*own), 1);
+  // A reset opens a new server session, which has prepared nothing.
+  PQreset(native);
+  CAF_REQUIRE_EQUAL(PQstatus(native), CONNECTION_OK);
+  CAF_CHECK_EQUAL(prepared_statements(*own), 0);
+  add_one(fast);
+  CAF_CHECK_EQUAL(prepared_statements(*own), 1);
+  CAF_CHECK_EQUAL(events(), 4);
+  // The unprepared store (the default) leaves the session as it was.
+  must_exec(*own, "DEALLOCATE ALL");
+  add_one(store);
+  CAF_CHECK_EQUAL(prepared_statements(*own), 0);
+  CAF_CHECK_EQUAL(events(), 5);
+}
+
 CAF_TEST(the sql function checks its arguments with clear errors) {
   struct {
     std::string args;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/pg/pg_connection.hpp"
+#include "core/producer/event_store.hpp"
 
 namespace outbox::bench {
 
@@ -13,29 +14,44 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 /// Each kind runs in slices of a second, alternating, rather than all of
-/// one kind and then all of the other: on a shared machine the rate drifts
-/// over seconds (other work, a checkpoint, an autovacuum), and the slices
-/// go plain, publish, publish, plain, plain, publish, ... so that a drift
-/// over the run falls on both kinds alike (a linear one cancels at every
-/// second pair). The connections stay open across slices: only the
-/// statements run in them.
+/// one kind and then all of the others: on a shared machine the rate
+/// drifts over seconds (other work, a checkpoint, an autovacuum), and the
+/// slices go plain, publish, api, api, publish, plain, plain, ... so that
+/// a drift over the run falls on every kind alike (a linear one cancels
+/// at every second round). The connections stay open across slices: only
+/// the statements run in them.
 constexpr auto slice = std::chrono::seconds{1};
 
-enum class kind { plain, publish };
+/// The plain insert, the SQL publish function, and the C++ API's insert
+/// (db_event_store with insert_statement::prepared).
+enum class kind { plain, publish, api };
+constexpr kind kinds[] = {kind::plain, kind::publish, kind::api};
 
 struct statements {
-  std::string plain, publish;
-  pg_params params;
+  std::string plain, publish, api;
+  pg_params params, api_params;
 
   caf::expected<pg_rows> run(pg_connection& conn, kind k) const {
     // Autocommit: each statement is its own transaction, committed (the
     // WAL flushed) when the call returns. Prepared: parsed and planned
     // once per connection, as an application's statements would be.
-    return k == kind::plain
-             ? conn.exec_prepared("contention_plain_insert", plain, params)
-             : conn.exec_prepared("contention_publish", publish, params);
+    switch (k) {
+      case kind::plain:
+        return conn.exec_prepared("contention_plain_insert", plain, params);
+      case kind::publish:
+        return conn.exec_prepared("contention_publish", publish, params);
+      case kind::api:
+        break;
+    }
+    return conn.exec_prepared("contention_api", api, api_params);
   }
 };
+
+// The kind of slice `i`: plain, publish, api, then backwards, and so on.
+kind kind_of_slice(int64_t i) {
+  auto round = i / 3, at = i % 3;
+  return kinds[round % 2 == 0 ? at : 2 - at];
+}
 
 struct slice_result {
   int64_t commits = 0;
@@ -91,29 +107,34 @@ caf::expected<contention_figures> at_clients(const contention_run& run,
     conns.push_back(std::move(*conn));
   }
   for (auto& conn : conns)
-    for (auto k : {kind::plain, kind::publish}) {
+    for (auto k : kinds) {
       if (auto done = sql.run(conn, k); !done)
         return done.error();
-      published += k == kind::publish;
+      published += k != kind::plain;
     }
-  slice_result plain, publish;
-  for (int64_t i = 0; i < 2 * run.seconds; ++i) {
-    // 0 plain, 1 publish, 2 publish, 3 plain, 4 plain, ...
-    auto k = ((i + 1) / 2) % 2 == 0 ? kind::plain : kind::publish;
+  slice_result sums[3];
+  for (int64_t i = 0; i < 3 * run.seconds; ++i) {
+    auto k = kind_of_slice(i);
     auto r = run_slice(conns, sql, k);
     if (!r)
       return r.error();
-    auto& sum = k == kind::plain ? plain : publish;
+    auto& sum = sums[static_cast<int>(k)];
     sum.commits += r->commits;
     sum.seconds += r->seconds;
-    if (k == kind::publish)
+    if (k != kind::plain)
       published += r->commits;
   }
+  auto rate = [&](kind k) {
+    auto& s = sums[static_cast<int>(k)];
+    return s.seconds > 0 ? s.commits / s.seconds : 0.0;
+  };
   contention_figures out;
   out.clients = n;
-  out.plain_per_s = plain.commits / plain.seconds;
-  out.publish_per_s = publish.commits / publish.seconds;
+  out.plain_per_s = rate(kind::plain);
+  out.publish_per_s = rate(kind::publish);
+  out.api_per_s = rate(kind::api);
   out.ratio = out.plain_per_s > 0 ? out.publish_per_s / out.plain_per_s : 0;
+  out.api_ratio = out.plain_per_s > 0 ? out.api_per_s / out.plain_per_s : 0;
   return out;
 }
 
@@ -163,7 +184,10 @@ caf::expected<contention_results> measure_contention(pg_connection& admin,
   statements sql{"INSERT INTO " + run.plain_table
                    + " (type, payload) VALUES ($1, $2)",
                  "SELECT " + run.names.publish_function + "($1, $2)",
-                 {run.event_type, run.payload}};
+                 db_event_store::insert_sql(run.names),
+                 {run.event_type, run.payload},
+                 {run.event_type, run.payload, std::nullopt, std::nullopt,
+                  std::nullopt, std::nullopt, std::string{"application/json"}}};
   contention_results out;
   for (auto n : run.clients) {
     auto figures = at_clients(run, sql, n, out.published);

@@ -1,8 +1,10 @@
 // Phase C of the benchmark, business commits: what the publish call costs
 // the application's own commits. N connections commit a plain INSERT of
 // the payload into a lean table of the bench's own, then the same N commit
-// the publish call with the same payload, each statement its own
-// transaction; both rates and publish ÷ plain, at each client count.
+// the SQL publish call with the same payload, then the C++ API's insert
+// (prepared, as db_event_store runs it with insert_statement::prepared),
+// each statement its own transaction; the rates and each ÷ plain, at each
+// client count.
 // Whatever the publish path holds through commit for the whole cluster
 // (the NOTIFY of the events trigger takes a lock that lets one notifying
 // transaction commit at a time) shows here as a ratio that falls as
@@ -34,12 +36,16 @@ struct contention_figures {
   int64_t clients = 0;
   double plain_per_s = 0, publish_per_s = 0;
   double ratio = 0; ///< publish ÷ plain
+  /// The C++ API's insert, prepared (insert_statement::prepared).
+  double api_per_s = 0;
+  double api_ratio = 0; ///< api ÷ plain
 };
 
 template <class Inspector>
 bool inspect(Inspector& f, contention_figures& x) {
   return f(field("clients", x.clients), field("plainPerS", x.plain_per_s),
-           field("publishPerS", x.publish_per_s), field("ratio", x.ratio));
+           field("publishPerS", x.publish_per_s), field("ratio", x.ratio),
+           field("apiPerS", x.api_per_s), field("apiRatio", x.api_ratio));
 }
 
 /// "4,16" as client counts; none when the text is not a comma-separated

@@ -585,7 +585,7 @@ void producers_only(run_context& c) {
 // pipeline instead).
 void business_commits(run_context& c) {
   auto& [o, s, db, watch, rep] = c;
-  std::cerr << "C: business commits, plain INSERT and publish at "
+  std::cerr << "C: business commits, plain INSERT, publish and the C++ API at "
             << o.contention_clients << " clients, " << o.contention_seconds
             << " s of each\n";
   auto writes_start = must(s.progress.sample_writes(db), "reading the writes");
@@ -597,7 +597,8 @@ void business_commits(run_context& c) {
   for (auto& x : res.figures)
     std::cerr << "C: " << x.clients << " clients: " << x.plain_per_s
               << " plain/s, " << x.publish_per_s << " publish/s, ratio "
-              << x.ratio << "\n";
+              << x.ratio << "; " << x.api_per_s << " api/s, ratio "
+              << x.api_ratio << "\n";
   rep.contention = std::move(res.figures);
   auto counted = [&](const write_counters& w) {
     return w.events.inserted - writes_start.events.inserted >= res.published;

@@ -194,6 +194,12 @@ void contention_rows(table_rows& row, const report& r) {
           + " publish",
         "publish/plain " + ratio_text(x.ratio) + " >= 0.90 "
           + verdict(x.ratio >= 0.9));
+  for (auto& x : r.contention)
+    row("  C++ API, prepared, " + std::to_string(x.clients)
+          + (x.clients == 1 ? " client" : " clients"),
+        fmt("%.0f", x.api_per_s) + " api",
+        "api/plain " + ratio_text(x.api_ratio) + " >= 0.90 "
+          + verdict(x.api_ratio >= 0.9));
 }
 
 void latency_rows(table_rows& row, const report& r) {

@@ -159,6 +159,62 @@ CAF_TEST(handed deliveries are published before the claim and not claimed again)
   CAF_CHECK(box->accepting());
   CAF_CHECK_EQUAL(box->waiting(), 0u);
   CAF_CHECK_EQUAL(pass_state_of(d).metrics.counters["handed"], 2);
+  // The one the read left out goes back, for the claim to settle.
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_REQUIRE_EQUAL(store->released[0].size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0][0].id, 9);
+}
+
+CAF_TEST(a pass takes at most a batch of what was handed and passes again) {
+  box->put({hand(1), hand(2), hand(3)});
+  pass_settings s; // self-driven: a pass that leaves work runs the next at once
+  s.idle = std::chrono::hours{1};
+  auto d = spawn_dispatcher(s, 2);
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK_EQUAL(publisher->published.size(), 2u);
+  CAF_CHECK_EQUAL(box->waiting(), 1u);
+  expect((pass_atom, uint64_t), from(d).to(d)); // at once, for the rest
+  CAF_CHECK_EQUAL(publisher->published.size(), 3u);
+  CAF_CHECK_EQUAL(box->waiting(), 0u);
+  stop(d);
+}
+
+CAF_TEST(no credit while ready deliveries wait so that new ones queue behind) {
+  auto full = claimed({1, 2}); // a full batch of 2: more are waiting
+  full.room = 50;
+  store->claims.push_back(full);
+  auto d = spawn_dispatcher(manual_passes(), 2);
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 2);
+  CAF_CHECK_EQUAL(box->credit(), 0);
+  auto rest = claimed({3}); // the backlog is gone
+  rest.room = 48;
+  store->claims.push_back(rest);
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 1);
+  CAF_CHECK_EQUAL(box->credit(), 47);
+  auto uncounted = claimed({}); // a claim without a count gives none
+  store->claims.push_back(uncounted);
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 0);
+  CAF_CHECK_EQUAL(box->credit(), 0);
+}
+
+CAF_TEST(a stopping dispatcher closes its box and gives back what it holds) {
+  auto d = spawn_dispatcher(manual_passes());
+  box->set_accepting(true);
+  box->set_credit(10);
+  box->put({hand(5)});
+  self->send_exit(d, caf::exit_reason::user_shutdown);
+  sched.run();
+  CAF_CHECK(!box->accepting());
+  CAF_CHECK_EQUAL(box->offer().room, 0);
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0][0].id, 5);
+  // What a router hands over after that is refused, not lost in the box.
+  CAF_CHECK(!box->put({hand(6)}));
+  CAF_CHECK_EQUAL(box->waiting(), 0u);
+  box->set_accepting(true);
+  CAF_CHECK(!box->accepting());
 }
 
 CAF_TEST(each claim gives the router the room it leaves as credit) {
