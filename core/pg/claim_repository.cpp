@@ -14,6 +14,31 @@ namespace outbox {
 
 namespace {
 
+// A delivery to send as a row of the claim's (and the handed read's):
+// `c` the delivery, `e` its event. It names and types every column; the
+// claim's other kinds of rows fill them by position.
+constexpr const char* send_columns = R"sql(SELECT 'send'::text AS kind, c.id AS id, c.event_id AS event_id,
+       c.job AS job, c.queue AS queue, c.dispatch_id::text AS dispatch_id,
+       e.event_type AS event_type,
+       COALESCE(c.payload_override, e.payload) AS payload,
+       e.content_type AS content_type,
+       COALESCE(e.headers::text, '') AS headers, c.attempts AS attempts,
+       c.retry_delays::text AS retry_delays,
+       c.repeat_last_delay AS repeat_last_delay,
+       {{unix_micros:c.expires_at}} AS expires_us,
+       (extract(epoch FROM now()) * 1000000)::bigint AS now_us,
+       NULL::bigint AS next_ready_us, NULL::bigint AS room,
+       NULL::text AS cursor_available_at,
+       (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us,
+       c.delivery_timeout_seconds AS timeout_seconds)sql";
+
+// Fills the send columns' slot of `sql`.
+std::string with_send_columns(std::string sql) {
+  fill_slot(sql, "{{send_columns}}", send_columns);
+  fill_slot(sql, "{{unix_micros:c.expires_at}}", unix_micros("c.expires_at"));
+  return sql;
+}
+
 // Ready deliveries of one queue via the partial ready index; SKIP LOCKED
 // keeps concurrent dispatchers of a queue apart. Rows past their TTL expire
 // here instead of being sent (those of ordered keys hand their key on in
@@ -42,20 +67,7 @@ WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
   WHERE d.id = r.id AND (d.expires_at IS NULL OR d.expires_at > now())
   RETURNING d.*
 )
-SELECT 'send'::text AS kind, c.id AS id, c.event_id AS event_id,
-       c.job AS job, c.queue AS queue, c.dispatch_id::text AS dispatch_id,
-       e.event_type AS event_type,
-       COALESCE(c.payload_override, e.payload) AS payload,
-       e.content_type AS content_type,
-       COALESCE(e.headers::text, '') AS headers, c.attempts AS attempts,
-       c.retry_delays::text AS retry_delays,
-       c.repeat_last_delay AS repeat_last_delay,
-       {{unix_micros:c.expires_at}} AS expires_us,
-       (extract(epoch FROM now()) * 1000000)::bigint AS now_us,
-       NULL::bigint AS next_ready_us, NULL::bigint AS room,
-       NULL::text AS cursor_available_at,
-       (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us,
-       c.delivery_timeout_seconds AS timeout_seconds
+{{send_columns}}
 FROM claimed c JOIN {{events}} e ON e.id = c.event_id
 UNION ALL
 SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
@@ -132,20 +144,7 @@ RETURNING id, event_id, job, queue, attempts
 // them. One no longer dispatched with that id (timed out meanwhile, say)
 // is left out, and so is one whose time to live ran out in the meantime. The claim's columns, so that a row reads as a claim's send.
 constexpr const char* handed_sql = R"sql(
-SELECT 'send'::text AS kind, c.id AS id, c.event_id AS event_id,
-       c.job AS job, c.queue AS queue, c.dispatch_id::text AS dispatch_id,
-       e.event_type AS event_type,
-       COALESCE(c.payload_override, e.payload) AS payload,
-       e.content_type AS content_type,
-       COALESCE(e.headers::text, '') AS headers, c.attempts AS attempts,
-       c.retry_delays::text AS retry_delays,
-       c.repeat_last_delay AS repeat_last_delay,
-       {{unix_micros:c.expires_at}} AS expires_us,
-       (extract(epoch FROM now()) * 1000000)::bigint AS now_us,
-       NULL::bigint AS next_ready_us, NULL::bigint AS room,
-       NULL::text AS cursor_available_at,
-       (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us,
-       c.delivery_timeout_seconds AS timeout_seconds
+{{send_columns}}
 FROM unnest($1::bigint[], $2::uuid[]) AS h(id, dispatch_id)
 JOIN {{deliveries}} c ON c.id = h.id AND c.dispatch_id = h.dispatch_id
                      AND c.status = 'dispatched'
@@ -179,11 +178,10 @@ std::vector<pg_param> handed_params(const std::vector<handed_delivery>& ds) {
 // `ready` picks the rows; `max` is the parameter of the in-flight limit.
 std::string claim_statement(const schema_names& n, const char* ready,
                             const char* max) {
-  std::string sql = claim_sql;
+  std::string sql = with_send_columns(claim_sql);
   fill_slot(sql, "{{room}}", room_sql);
   fill_slot(sql, "{{max}}", max);
   fill_slot(sql, "{{ready}}", ready);
-  fill_slot(sql, "{{unix_micros:c.expires_at}}", unix_micros("c.expires_at"));
   return fill_names(std::move(sql), n);
 }
 
@@ -308,9 +306,7 @@ claim_repository::claim_repository(const schema_names& names)
     candidates_sql_(fill_names(candidates_sql, names)),
     quarantine_sql_(fill_names(quarantine_sql, names)),
     release_handed_sql_(fill_names(release_handed_sql, names)), release_(names) {
-  std::string handed = handed_sql;
-  fill_slot(handed, "{{unix_micros:c.expires_at}}", unix_micros("c.expires_at"));
-  handed_sql_ = fill_names(std::move(handed), names);
+  handed_sql_ = fill_names(with_send_columns(handed_sql), names);
 }
 
 caf::expected<claim_result>
