@@ -4,21 +4,56 @@
 
 namespace outbox {
 
-void routing_cursor::resume(int64_t stored) {
-  if (known_ && stored == stored_)
-    return;
-  // Another router moved it (or this one starts): what this one remembers
-  // above the stored position may be stale, so it looks again from there.
-  known_ = true;
-  done_ = scanned_ = stored_ = stored;
+std::vector<int64_t> to_ranges(const std::set<int64_t>& ids) {
+  std::vector<int64_t> out;
+  for (auto id : ids) {
+    if (!out.empty() && out.back() == id - 1)
+      out.back() = id;
+    else
+      out.insert(out.end(), {id, id});
+  }
+  return out;
+}
+
+std::optional<std::set<int64_t>> from_ranges(const std::vector<int64_t>& ranges) {
+  if (ranges.size() % 2 != 0)
+    return std::nullopt;
+  std::set<int64_t> out;
+  for (size_t i = 0; i < ranges.size(); i += 2) {
+    auto first = ranges[i], last = ranges[i + 1];
+    if (first > last || last - first >= static_cast<int64_t>(routing_cursor::max_open))
+      return std::nullopt;
+    for (auto id = first; id <= last; ++id) {
+      out.insert(id);
+      if (out.size() > routing_cursor::max_open)
+        return std::nullopt;
+    }
+  }
+  return out;
+}
+
+void routing_cursor::resume(const cursor_state& stored) {
+  restarted_ = false;
+  done_ = stored.done;
+  scanned_ = std::max(stored.scanned, stored.done);
   open_.clear();
+  for (auto id : stored.open)
+    if (id > done_ && id <= scanned_)
+      open_.insert(id);
 }
 
 void routing_cursor::restart(int64_t position) {
-  known_ = true;
+  restarted_ = true;
   done_ = scanned_ = position;
-  stored_ = -1;
   open_.clear();
+}
+
+std::optional<cursor_state>
+routing_cursor::to_store(const routing_step& step) const {
+  if (!restarted_ && step.done == done_ && step.scanned == scanned_
+      && step.open == open_)
+    return std::nullopt;
+  return cursor_state{step.done, step.scanned, step.open};
 }
 
 routing_step routing_cursor::decide(std::vector<seen_event> seen,
@@ -84,6 +119,7 @@ routing_step routing_cursor::decide(std::vector<seen_event> seen,
 }
 
 void routing_cursor::commit(routing_step step) {
+  restarted_ = false;
   done_ = step.done;
   scanned_ = step.scanned;
   open_ = std::move(step.open);

@@ -12,13 +12,16 @@
 //
 // Events above a gap that are not ordered are routed at once ("ahead"), so
 // an open transaction holds back only ordered events. C is the id below the
-// lowest open one, and is what the database stores: a router that starts,
-// or takes over from another, resumes there, and routing an event again is
-// a no-op (a delivery's (event, job, queue) is unique).
+// lowest open one. The database stores C, A and G in every routing
+// transaction that changes them (schema/016_completion_log.sql): a router
+// that starts, or takes over from another, resumes exactly there, and no
+// event is routed twice (a completed delivery leaves the deliveries table,
+// so the unique (event, job, queue) key could not tell).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -32,6 +35,26 @@ struct seen_event {
   bool quarantined = false; ///< taken out of routing for good
   bool set_aside = false;   ///< read back from the set-aside events (older than C)
 };
+
+/// What the database stores of a cursor: C, A and G.
+struct cursor_state {
+  int64_t done = 0;
+  int64_t scanned = 0;
+  std::set<int64_t> open;
+
+  bool operator==(const cursor_state& x) const {
+    return done == x.done && scanned == x.scanned && open == x.open;
+  }
+  bool operator!=(const cursor_state& x) const { return !(*this == x); }
+};
+
+/// G as [first, last] pairs, flattened (a rolled-back transaction's ids
+/// are one pair however many it took).
+std::vector<int64_t> to_ranges(const std::set<int64_t>& ids);
+
+/// The ids of such pairs; nullopt when they are malformed (odd count, a
+/// pair out of order, or more ids than routing_cursor::max_open).
+std::optional<std::set<int64_t>> from_ranges(const std::vector<int64_t>& ranges);
 
 /// What one routing transaction does with the events it saw, and where the
 /// cursor stands once that transaction has committed.
@@ -50,13 +73,11 @@ public:
   /// ahead until the horizon settles some (bounded memory and statement).
   static constexpr std::size_t max_open = 10000;
 
-  /// Starts from `stored`, the position the database holds, unless it is
-  /// the one this router wrote last: then what it remembers above it holds.
-  void resume(int64_t stored);
-
-  /// Forgets what it remembers above the stored position: the next resume
-  /// starts from the position the database holds.
-  void forget() { known_ = false; }
+  /// Takes up what the database stores (read in the routing transaction
+  /// that follows): the memory of the router that stored it, this one's
+  /// or another's. A stored A below C counts as C; open ids up to C or
+  /// above A are dropped.
+  void resume(const cursor_state& stored);
 
   /// Starts over from `position`, forgetting what it knew, and wants it
   /// stored (the id sequence went back below it).
@@ -78,19 +99,14 @@ public:
   /// Takes the step once its transaction committed.
   void commit(routing_step step);
 
-  /// The position the database should store now, or -1: nothing moved
-  /// since it was stored.
-  int64_t unstored() const { return done_ != stored_ ? done_ : -1; }
-
-  /// The database stores `position` (in the transaction that just
-  /// committed).
-  void stored(int64_t position) { stored_ = position; }
+  /// What the database should store after `step` commits, or nullopt:
+  /// the same as it holds.
+  std::optional<cursor_state> to_store(const routing_step& step) const;
 
 private:
-  bool known_ = false;  ///< false until the first resume
-  int64_t done_ = 0;    ///< C
-  int64_t scanned_ = 0; ///< A
-  int64_t stored_ = -1; ///< what this router last wrote
+  bool restarted_ = false; ///< moved by restart, not stored yet
+  int64_t done_ = 0;       ///< C
+  int64_t scanned_ = 0;    ///< A
   std::set<int64_t> open_;
 };
 

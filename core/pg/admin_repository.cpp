@@ -1,5 +1,6 @@
 #include "core/pg/admin_repository.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -23,6 +24,14 @@ constexpr const char* delivery_columns =
   " extract(epoch FROM d.created_at)::bigint,"
   " COALESCE(extract(epoch FROM d.finished_at)::bigint, 0)"
   " FROM {{deliveries}} d JOIN {{events}} e ON e.id = d.event_id";
+
+// The same columns of the completion log's rows (whose event may be gone).
+constexpr const char* logged_columns =
+  "SELECT l.id, l.event_id, COALESCE(e.event_type, ''), COALESCE(e.key, ''),"
+  " l.job, l.queue, 'completed', '', l.attempts,"
+  " extract(epoch FROM l.created_at)::bigint,"
+  " extract(epoch FROM l.completed_at)::bigint"
+  " FROM {{deliveries}}_completed l LEFT JOIN {{events}} e ON e.id = l.event_id";
 
 caf::expected<std::vector<delivery_row>>
 read_delivery_rows(const pg_rows* rows, const char* statement) {
@@ -53,12 +62,15 @@ read_delivery_rows(const pg_rows* rows, const char* statement) {
 caf::expected<std::vector<delivery_row>>
 admin_repository::list(pg_connection& conn, delivery_status status,
                        const std::optional<std::string>& queue, int32_t limit) {
+  std::string sql = std::string{delivery_columns}
+                    + " WHERE d.status = $1 AND ($2::text IS NULL OR d.queue = $2)";
+  // Completed deliveries are mostly in the completion log (schema/016),
+  // which has no index to order them by: a list of them reads it whole.
+  if (status == delivery_status::completed)
+    sql += std::string{" UNION ALL "} + logged_columns
+           + " WHERE ($2::text IS NULL OR l.queue = $2)";
   auto rows = conn.exec(
-    "list_deliveries",
-    fill_names(std::string{delivery_columns}
-                 + " WHERE d.status = $1 AND ($2::text IS NULL OR d.queue = $2)"
-                   " ORDER BY d.id DESC LIMIT $3",
-               names_),
+    "list_deliveries", fill_names(sql + " ORDER BY 1 DESC LIMIT $3", names_),
     {std::string{to_string(status)}, queue, std::to_string(limit)});
   if (!rows)
     return rows.error();
@@ -226,7 +238,7 @@ caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
     if (!current)
       return current.error();
     if (current->size() == 0)
-      return admin_verdict::unknown;
+      return forget_logged(conn, id);
     auto status = read_status(*current, 0, 0, "forget_lock");
     if (!status)
       return status.error();
@@ -264,6 +276,23 @@ caf::expected<admin_verdict> admin_repository::forget(pg_connection& conn,
   });
 }
 
+caf::expected<admin_verdict>
+admin_repository::forget_logged(pg_connection& conn, int64_t id) {
+  // By the log's BRIN index; the event goes once no delivery is left.
+  auto rows = conn.exec(
+    "forget_logged",
+    fill_names("WITH gone AS (DELETE FROM {{deliveries}}_completed WHERE id = $1"
+               " RETURNING event_id), events_gone AS (DELETE FROM {{events}} e"
+               " WHERE e.id IN (SELECT event_id FROM gone) AND NOT EXISTS"
+               " (SELECT 1 FROM {{deliveries}} d WHERE d.event_id = e.id))"
+               " SELECT count(*) FROM gone",
+               names_),
+    {std::to_string(id)});
+  if (!rows)
+    return rows.error();
+  return rows->int64(0, 0) > 0 ? admin_verdict::done : admin_verdict::unknown;
+}
+
 caf::expected<prune_result>
 admin_repository::prune(pg_connection& conn, int64_t hours,
                         const std::vector<delivery_status>& statuses,
@@ -283,8 +312,14 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
       if (rows->deliveries < batch)
         break;
     }
-  // Events left without deliveries otherwise (a delivery deleted by hand).
-  for (;;) {
+  // Events left without deliveries otherwise (a delivery deleted by hand),
+  // only with completed ones: the event of a delivery that completed into
+  // the completion log (schema/016) has none left in the table either, and
+  // goes with the completed ones, not with another status.
+  bool with_completed = std::find(statuses.begin(), statuses.end(),
+                                  delivery_status::completed)
+                        != statuses.end();
+  for (; with_completed;) {
     auto rows = conn.exec(
       "prune_events",
       // Routed ones only: at or below the routing cursor and not set aside.

@@ -95,6 +95,9 @@ public:
                                     int32_t batch = 1000);
 
 private:
+  // forget of a delivery that completed into the completion log.
+  caf::expected<admin_verdict> forget_logged(pg_connection& conn, int64_t id);
+
   schema_names names_;
 };
 

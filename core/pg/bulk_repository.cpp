@@ -19,7 +19,8 @@ WITH r AS (SELECT * FROM {{routes}}), e AS (
   SELECT r.event_type, $2 FROM r, generate_series(1, $3::int)
   RETURNING id
 ), moved AS (
-  UPDATE {{events}}_routing SET position = (SELECT max(id) FROM e)
+  UPDATE {{events}}_routing SET position = (SELECT max(id) FROM e),
+    scanned = NULL, open_ranges = NULL
   WHERE name = 'cursor' AND position < (SELECT max(id) FROM e)
 )
 INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,

@@ -144,7 +144,8 @@ caf::error check_schema(pg_connection& conn, const schema_names& names) {
 caf::error drop_schema(pg_connection& conn, const schema_names& n) {
   return conn.exec_script(
     "drop_schema",
-    "DROP TABLE IF EXISTS " + n.deliveries + ", " + n.events + ", "
+    "DROP TABLE IF EXISTS " + n.deliveries + ", " + n.deliveries
+      + "_completed, " + n.events + ", "
       + n.events + "_routing, " + n.events + "_unrouted, "
       + n.migrations + " CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.publish_function

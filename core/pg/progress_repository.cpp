@@ -20,8 +20,12 @@ SELECT EXISTS (SELECT 1 FROM {{events}}
                WHERE status = 'dispatched' AND delivery_timeout_at IS NOT NULL)
 )sql";
 
-constexpr const char* count_sql
-  = "SELECT count(*) FROM {{deliveries}} WHERE status = $1";
+// Completed deliveries are in the completion log too (schema/016).
+constexpr const char* count_sql = R"sql(
+SELECT (SELECT count(*) FROM {{deliveries}} WHERE status = $1)
+       + CASE WHEN $1 = 'completed'
+              THEN (SELECT count(*) FROM {{deliveries}}_completed) ELSE 0 END
+)sql";
 
 constexpr const char* last_id_sql
   = "SELECT coalesce(max(id), 0) FROM {{events}}";
@@ -31,15 +35,21 @@ constexpr const char* last_id_sql
 // dispatch time in the transaction that created it, so both times are
 // that transaction's start; a claim comes in a later transaction.
 constexpr const char* claimed_sql = R"sql(
-SELECT count(*) FROM {{deliveries}}
-WHERE event_id > $1 AND dispatched_at <> created_at
+SELECT (SELECT count(*) FROM {{deliveries}}
+        WHERE event_id > $1 AND dispatched_at <> created_at)
+       + (SELECT count(*) FROM {{deliveries}}_completed
+          WHERE event_id > $1 AND dispatched_at <> created_at)
 )sql";
 
 constexpr const char* events_sql = R"sql(
 SELECT e.id, extract(epoch FROM e.created_at), extract(epoch FROM min(d.created_at)),
        extract(epoch FROM max(d.dispatched_at)),
        extract(epoch FROM max(d.completed_at))
-FROM {{events}} e JOIN {{deliveries}} d ON d.event_id = e.id
+FROM {{events}} e JOIN (
+  SELECT event_id, created_at, dispatched_at, completed_at FROM {{deliveries}}
+  UNION ALL
+  SELECT event_id, created_at, dispatched_at, completed_at
+  FROM {{deliveries}}_completed) d ON d.event_id = e.id
 WHERE e.id > $1
 GROUP BY e.id ORDER BY e.id
 )sql";
@@ -55,6 +65,9 @@ SELECT pg_total_relation_size(e.relid), e.n_live_tup, e.n_dead_tup,
        (SELECT count(*) FROM {{deliveries}}
         WHERE status = 'completed' AND completed_at >= to_timestamp($1)
           AND completed_at < to_timestamp($2))
+       + (SELECT count(*) FROM {{deliveries}}_completed
+          WHERE completed_at >= to_timestamp($1)
+            AND completed_at < to_timestamp($2))
 FROM pg_stat_user_tables e, pg_stat_user_tables d
 WHERE e.relid = '{{events}}'::regclass AND d.relid = '{{deliveries}}'::regclass
 )sql";
@@ -62,9 +75,11 @@ WHERE e.relid = '{{events}}'::regclass AND d.relid = '{{deliveries}}'::regclass
 constexpr const char* writes_sql = R"sql(
 SELECT pg_current_wal_lsn() - '0/0'::pg_lsn,
        e.n_tup_ins, e.n_tup_upd, e.n_tup_hot_upd, e.n_tup_del,
-       d.n_tup_ins, d.n_tup_upd, d.n_tup_hot_upd, d.n_tup_del
-FROM pg_stat_user_tables e, pg_stat_user_tables d
+       d.n_tup_ins, d.n_tup_upd, d.n_tup_hot_upd, d.n_tup_del,
+       c.n_tup_ins, c.n_tup_upd, c.n_tup_hot_upd, c.n_tup_del
+FROM pg_stat_user_tables e, pg_stat_user_tables d, pg_stat_user_tables c
 WHERE e.relid = '{{events}}'::regclass AND d.relid = '{{deliveries}}'::regclass
+  AND c.relid = '{{deliveries}}_completed'::regclass
 )sql";
 
 double seconds(const pg_rows& rows, int r, int c) {
@@ -153,7 +168,7 @@ progress_repository::sample_writes(pg_connection& conn) {
     return table_writes{rows->int64(0, c), rows->int64(0, c + 1),
                         rows->int64(0, c + 2), rows->int64(0, c + 3)};
   };
-  return write_counters{rows->int64(0, 0), table(1), table(5)};
+  return write_counters{rows->int64(0, 0), table(1), table(5), table(9)};
 }
 
 write_counters writes_between(const write_counters& earlier,
@@ -164,7 +179,8 @@ write_counters writes_between(const write_counters& earlier,
   };
   return write_counters{later.wal_bytes - earlier.wal_bytes,
                         table(earlier.events, later.events),
-                        table(earlier.deliveries, later.deliveries)};
+                        table(earlier.deliveries, later.deliveries),
+                        table(earlier.completed, later.completed)};
 }
 
 } // namespace outbox

@@ -48,10 +48,10 @@ struct table_writes {
 };
 
 /// What the database has written so far: the WAL position in bytes, and
-/// both tables' row writes.
+/// the row writes of both tables and of the completion log.
 struct write_counters {
   int64_t wal_bytes = 0;
-  table_writes events, deliveries;
+  table_writes events, deliveries, completed;
 };
 
 /// later - earlier.

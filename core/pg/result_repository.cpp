@@ -21,26 +21,34 @@ WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
 // Completions, the common result, in one statement and one round trip: a
 // delivery completes only if it is still dispatched under the result's
-// dispatch id and job. Deliveries of ordered keys are left to
-// {{deliveries}}_complete_ordered (schema/011), which hands their keys on
-// in the same statement. For the results that changed nothing the rows as they
-// were before the statement say why (no such delivery, stale, wrong job).
-// Dispatch ids are compared as text: they come from workers, and a malformed
-// one must be a stale result, not a failed statement. The status is compared
-// with a sub-select: a constant would let the planner read the whole partial
-// timeout index instead of the primary key (see core/pg/delivery_decision.cpp).
+// dispatch id and job. It leaves the table for the completion log
+// (schema/016_completion_log.sql): a delete writes no index entry, where
+// an update of its status wrote a new row version and three. Deliveries of
+// ordered keys are left to {{deliveries}}_complete_ordered (schema/011),
+// which hands their keys on in the same statement. For the results that
+// changed nothing the rows as they were before the statement say why (no
+// such delivery, stale, wrong job). Dispatch ids are compared as text:
+// they come from workers, and a malformed one must be a stale result, not
+// a failed statement. The status is compared with a sub-select: a
+// constant would let the planner read the whole partial timeout index
+// instead of the primary key (see core/pg/delivery_decision.cpp).
 constexpr const char* complete_sql = R"sql(
 WITH r AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
     AS r(id, dispatch_id, job)
 ), completed AS (
-  UPDATE {{deliveries}} d
-  SET status = 'completed', completed_at = now(), finished_at = now()
-  FROM r
+  DELETE FROM {{deliveries}} d
+  USING r
   WHERE d.id = r.id AND d.dispatch_id::text = r.dispatch_id AND d.job = r.job
     AND d.status = (SELECT 'dispatched') AND NOT d.ordered
-  RETURNING d.id, d.event_id, d.job, d.queue, d.attempts,
+  RETURNING d.id, d.event_id, d.job, d.queue, d.attempts, d.created_at,
+    d.dispatched_at,
     (extract(epoch FROM now() - d.dispatched_at) * 1000000)::bigint AS since_dispatch_us
+), logged AS (
+  INSERT INTO {{deliveries}}_completed (id, event_id, job, queue, attempts,
+                                        created_at, dispatched_at)
+  SELECT id, event_id, job, queue, attempts, created_at, dispatched_at
+  FROM completed
 )
 SELECT true AS completed, id, event_id, job, queue, attempts,
        NULL::text AS status_before, NULL::text AS dispatch_id_before,
@@ -52,6 +60,13 @@ SELECT false, d.id, d.event_id, d.job, d.queue, d.attempts, d.status,
 FROM {{deliveries}} d
 WHERE d.id = ANY($1::bigint[])
   AND NOT EXISTS (SELECT 1 FROM completed c WHERE c.id = d.id)
+)sql";
+
+// Of the deliveries $1, those in the completion log: a result for one of
+// them came late or twice. By the log's BRIN index; only asked when some
+// result found no delivery.
+constexpr const char* logged_sql = R"sql(
+SELECT DISTINCT id FROM {{deliveries}}_completed WHERE id = ANY($1::bigint[])
 )sql";
 
 // A locked delivery a result of this batch was decided for already: a
@@ -133,6 +148,7 @@ result_verdict unapplied_verdict(const send_result& r, const pg_rows& rows,
 
 result_repository::result_repository(const schema_names& names)
   : complete_sql_(fill_names(complete_sql, names)),
+    logged_sql_(fill_names(logged_sql, names)),
     lock_sql_(fill_names(with_decision_columns(lock_sql), names)),
     update_sql_(transition_update_sql(names)),
     complete_ordered_sql_(fill_names(
@@ -176,6 +192,8 @@ result_repository::apply_decided(pg_connection& conn,
     if (auto it = by_id.find(rs[i].delivery_id); it != by_id.end())
       out.verdicts[i] = decide_result(rs[i], it->second, batch, out);
   if (auto err = apply_transitions(conn, "apply_results", update_sql_, batch))
+    return err;
+  if (auto err = settle_logged(conn, rs, out))
     return err;
   out.transitions = batch.take_done();
   auto released = release_.release(conn, ordered_ids(*locked));
@@ -234,11 +252,36 @@ result_repository::apply_completions(pg_connection& conn,
         out.verdicts[k] = unapplied_verdict(rs[k], *rows, b->second, *c);
     }
   }
+  if (auto err = settle_logged(conn, rs, out))
+    return err;
   if (ordered.empty())
     return out;
   if (auto err = apply_ordered(conn, rs, ordered, out))
     return err;
   return out;
+}
+
+caf::error result_repository::settle_logged(pg_connection& conn,
+                                            const std::vector<send_result>& rs,
+                                            apply_result& out) {
+  std::vector<int64_t> unknown;
+  for (size_t k = 0; k < rs.size(); ++k)
+    if (out.verdicts[k] == result_verdict::unknown_delivery)
+      unknown.push_back(rs[k].delivery_id);
+  if (unknown.empty())
+    return caf::none;
+  auto rows = conn.exec_prepared("logged_deliveries", logged_sql_,
+                                 {pg_int_array(unknown)});
+  if (!rows)
+    return rows.error();
+  std::set<int64_t> logged;
+  for (int i = 0; i < rows->size(); ++i)
+    logged.insert(rows->int64(i, 0));
+  for (size_t k = 0; k < rs.size(); ++k)
+    if (out.verdicts[k] == result_verdict::unknown_delivery
+        && logged.count(rs[k].delivery_id) > 0)
+      out.verdicts[k] = result_verdict::stale;
+  return caf::none;
 }
 
 caf::error result_repository::apply_ordered(pg_connection& conn,

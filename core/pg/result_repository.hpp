@@ -24,7 +24,8 @@ public:
   /// Applies results atomically. Each changes its delivery only if it is
   /// still dispatched under the same dispatch id and job; `retry` follows
   /// the delivery's own retry rules and time to live. A batch of
-  /// completions only (the common case) takes one statement; any other
+  /// completions only (the common case) takes one statement, which moves
+  /// the completed deliveries to the completion log; any other
   /// batch locks its deliveries, decides, and updates in one transaction,
   /// and hands the keys of ordered deliveries on (key_release); completions
   /// of ordered deliveries take one more statement, which does both.
@@ -44,7 +45,13 @@ private:
                            const std::vector<send_result>& rs,
                            const std::vector<size_t>& which, apply_result& out);
 
-  std::string complete_sql_, lock_sql_, update_sql_, complete_ordered_sql_;
+  // A result that found no delivery is stale if its delivery is in the
+  // completion log (it came late or twice), unknown otherwise.
+  caf::error settle_logged(pg_connection& conn,
+                           const std::vector<send_result>& rs, apply_result& out);
+
+  std::string complete_sql_, logged_sql_, lock_sql_, update_sql_,
+    complete_ordered_sql_;
   key_release release_;
 };
 

@@ -55,6 +55,30 @@ SELECT (SELECT count(*) FROM gone) AS deliveries,
        (SELECT count(*) FROM events_gone) AS events
 )sql";
 
+// The completion log's rows past the window (schema/016), by its BRIN
+// index, and the events this leaves without any delivery (their other
+// completed deliveries may still be in the log: it needs no event). As in
+// finished_sql, an event above the routing cursor's stored position stays.
+// The rows go by their physical address, which the log has no index for.
+constexpr const char* logged_sql = R"sql(
+WITH gone AS (
+  DELETE FROM {{deliveries}}_completed l
+  WHERE l.ctid = ANY(ARRAY(
+    SELECT ctid FROM {{deliveries}}_completed
+    WHERE completed_at < now() - make_interval(secs => $1::float8)
+    LIMIT $2))
+  RETURNING l.event_id
+), events_gone AS (
+  DELETE FROM {{events}} e
+  WHERE e.id IN (SELECT event_id FROM gone)
+    AND e.id <= (SELECT position FROM {{events}}_routing WHERE name = 'cursor')
+    AND NOT EXISTS (SELECT 1 FROM {{deliveries}} o WHERE o.event_id = e.id)
+  RETURNING e.id
+)
+SELECT (SELECT count(*) FROM gone) AS deliveries,
+       (SELECT count(*) FROM events_gone) AS events
+)sql";
+
 // By the quarantined index (schema/009): such events stay few. They have
 // no deliveries; the guard that keeps one that has any (and so its
 // deliveries, which the delete would cascade to) looks up each event of
@@ -87,6 +111,7 @@ retention_repository::retention_repository(schema_names names)
   fill_slot(finished_sql_, "{{deletable}}",
             std::string{deletable_delivery} + " AND NOT " + blocks_key_sql);
   quarantined_sql_ = fill_names(quarantined_sql, names_);
+  logged_sql_ = fill_names(logged_sql, names_);
 }
 
 caf::expected<bool> retention_repository::try_lead(pg_connection& conn) {
@@ -99,6 +124,18 @@ caf::expected<bool> retention_repository::try_lead(pg_connection& conn) {
   return rows->text(0, 0) == "t";
 }
 
+namespace {
+
+caf::expected<deleted_rows> read_deleted(const pg_rows& rows, const char* statement) {
+  column_finder col{rows, statement};
+  int deliveries = col("deliveries"), events = col("events");
+  if (col.error())
+    return col.error();
+  return deleted_rows{rows.int64(0, deliveries), rows.int64(0, events)};
+}
+
+} // namespace
+
 caf::expected<deleted_rows>
 retention_repository::delete_finished(pg_connection& conn,
                                       delivery_status status, double seconds,
@@ -108,11 +145,19 @@ retention_repository::delete_finished(pg_connection& conn,
                                   seconds_text(seconds), std::to_string(batch)});
   if (!rows)
     return rows.error();
-  column_finder col{*rows, "retention_delete_finished"};
-  int deliveries = col("deliveries"), events = col("events");
-  if (col.error())
-    return col.error();
-  return deleted_rows{rows->int64(0, deliveries), rows->int64(0, events)};
+  auto out = read_deleted(*rows, "retention_delete_finished");
+  if (!out || status != delivery_status::completed)
+    return out;
+  auto logged = conn.exec_prepared("retention_delete_logged", logged_sql_,
+                                   {seconds_text(seconds), std::to_string(batch)});
+  if (!logged)
+    return logged.error();
+  auto more = read_deleted(*logged, "retention_delete_logged");
+  if (!more)
+    return more.error();
+  out->deliveries += more->deliveries;
+  out->events += more->events;
+  return out;
 }
 
 caf::expected<int64_t>

@@ -20,7 +20,7 @@ namespace {
 
 // The first statement of a routing transaction: whether this router leads
 // (one router routes at a time: the cursor is one position), the stored
-// cursor, and, when $1, a sample of the routing horizon
+// cursor (C, A and G as ranges), and, when $1, a sample of the routing horizon
 // (core/domain/routing_horizon.hpp): the newest event id taken, read from
 // the id's sequence by a sub-select that runs before the rest (a plain
 // read: pg_sequence_last_value() would take the lock read next), then the
@@ -33,10 +33,7 @@ namespace {
 constexpr const char* lead_sql = R"sql(
 SELECT pg_try_advisory_xact_lock(hashtextextended('{{events}} routing', 0))
          AS leads,
-       (SELECT position FROM {{events}}_routing WHERE name = 'cursor')
-         AS position,
-       pg_backend_pid()::text || '@' || pg_postmaster_start_time()::text
-         AS session,
+       c.position, c.scanned, array_to_string(c.open_ranges, ' ') AS open_ranges,
        s.q AS last_event_id,
        CASE WHEN $1::boolean THEN array_to_string(ARRAY(
          SELECT l.virtualtransaction FROM pg_locks l
@@ -51,6 +48,7 @@ SELECT pg_try_advisory_xact_lock(hashtextextended('{{events}} routing', 0))
        ELSE '' END AS holders
 FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS q
       FROM {{events}}_id_seq OFFSET 0) s
+LEFT JOIN {{events}}_routing c ON c.name = 'cursor'
 )sql";
 
 // The look (core/domain/routing_cursor.hpp): the next events above A ($1,
@@ -78,10 +76,11 @@ JOIN {{events}} e ON e.id = u.event_id
 )sql";
 
 // Routes the events $2 (ids the look decided on): inserts one delivery per
-// route with the rules copied in, in event order; an event routed before
-// (by a router that stopped before it stored its position) gets nothing
-// twice. Sets aside the events $3 (types without routes) and stores the
-// cursor's position $4 (-1: not now). Routes arrive as one JSON parameter
+// route with the rules copied in, in event order (the unique key of
+// (event, job, queue) guards against routing one twice while its
+// deliveries are there; the stored cursor is what keeps it from
+// happening). Sets aside the events $3 (types without routes) and stores
+// the cursor: C in $4 (-1: unchanged), A in $7, G as ranges in $8. Routes arrive as one JSON parameter
 // so the statement stays prepared-shaped whatever the config. (PostgreSQL
 // runs every data-modifying CTE once, referenced or not.)
 //
@@ -142,8 +141,10 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   SELECT e.id, e.event_type FROM {{events}} e WHERE e.id = ANY($3::bigint[])
   ON CONFLICT (event_id) DO NOTHING
 ), moved AS (
-  UPDATE {{events}}_routing SET position = $4::bigint
-  WHERE name = 'cursor' AND $4::bigint >= 0 AND position <> $4::bigint
+  UPDATE {{events}}_routing
+  SET position = $4::bigint, scanned = $7::bigint,
+      open_ranges = NULLIF($8::bigint[], '{}')
+  WHERE name = 'cursor' AND $4::bigint >= 0
 )
 SELECT 'queue' AS kind, queue, NULL AS job, count(*), NULL AS coalesce_key
 FROM inserted WHERE status = 'pending' GROUP BY queue
@@ -374,8 +375,8 @@ routing_repository::read_lead(pg_connection& conn, bool sample) {
   if (!rows)
     return rows.error();
   column_finder col{*rows, "routing_lead"};
-  int leads = col("leads"), position = col("position"), q = col("last_event_id"),
-      holders = col("holders"), session = col("session");
+  int leads = col("leads"), position = col("position"), scanned = col("scanned"),
+      open = col("open_ranges"), q = col("last_event_id"), holders = col("holders");
   if (col.error())
     return col.error();
   if (rows->size() != 1 || rows->is_null(0, position))
@@ -383,8 +384,18 @@ routing_repository::read_lead(pg_connection& conn, bool sample) {
                       "routing_lead: no routing cursor (schema/015)");
   lead out;
   out.leads = rows->text(0, leads) == "t";
-  out.position = rows->int64(0, position);
-  out.session = rows->text(0, session);
+  out.stored.done = rows->int64(0, position);
+  out.stored.scanned = rows->is_null(0, scanned) ? out.stored.done
+                                                 : rows->int64(0, scanned);
+  std::vector<int64_t> ranges;
+  std::istringstream bounds{rows->text(0, open)};
+  for (int64_t id; bounds >> id;)
+    ranges.push_back(id);
+  auto open_ids = from_ranges(ranges);
+  if (!open_ids)
+    return make_error(errc::database_error,
+                      "routing_lead: the stored cursor's open ranges are malformed");
+  out.stored.open = std::move(*open_ids);
   out.sample.last_event_id = rows->int64(0, q);
   std::istringstream words{rows->text(0, holders)};
   for (std::string vxid; words >> vxid;)
@@ -422,8 +433,6 @@ caf::expected<routing_result>
 routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
   tried_.clear();
   routing_step step;
-  int64_t store = -1;
-  auto now = std::chrono::steady_clock::now();
   auto out = in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
     // Without ordered routes and open ids the horizon is not needed: a gap
     // the look finds waits for the next pass, which samples it. The first
@@ -436,15 +445,10 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
       return lead.error();
     if (!lead->leads)
       return routing_result{}; // another router routes now
-    if (lead->session != session_) {
-      // A new connection, perhaps to a server that crashed or a standby
-      // that took over: routing commits are asynchronous, so what this
-      // router remembers routing since it last stored may be lost. It
-      // starts from the stored position again.
-      cursor_.forget();
-      session_ = lead->session;
-    }
-    cursor_.resume(lead->position);
+    // What is stored is what committed: routing commits are asynchronous,
+    // so after a crash of the server it is all that is left, and another
+    // router may have moved it since this one's last pass.
+    cursor_.resume(lead->stored);
     if (lead->sample.last_event_id < cursor_.done()) {
       // The newest id taken is below the cursor: the sequence went back (a
       // database restored without its routing table, a reset). Ids the
@@ -454,7 +458,6 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
                              cursor_.done(), lead->sample.last_event_id);
       cursor_.restart(0);
       horizon_.reset(); // its safe id may be above ids now taken again
-      last_store_ = {}; // stored in this transaction
     }
     auto safe = sample ? horizon_.advance(std::move(lead->sample))
                        : horizon_.safe_id();
@@ -462,24 +465,27 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
     if (!seen)
       return seen.error();
     step = cursor_.decide(std::move(seen->events), safe);
+    // Routed one by one since the look that failed: not again (their
+    // deliveries may have completed and left the table meanwhile).
+    step.route.erase(std::remove_if(step.route.begin(), step.route.end(),
+                                    [&](int64_t id) {
+                                      return routed_alone_.count(id) > 0;
+                                    }),
+                     step.route.end());
     routing_result res;
     res.more = seen->ahead >= batch_size;
-    // The position is stored at most every store_interval: a router that
-    // takes over from an older one routes those events again, which
-    // creates nothing twice.
-    bool moved = step.done != cursor_.done() || cursor_.unstored() >= 0;
-    if (moved && now - last_store_ >= store_interval)
-      store = step.done;
-    else if (moved)
-      res.due_ms = routing_result::store_ms; // a pass soon stores it
-    if (step.route.empty() && step.set_aside.empty() && store < 0)
+    // Stored in the transaction that routes: a router that takes over
+    // resumes exactly where this one is after the commit.
+    auto store = cursor_.to_store(step);
+    if (step.route.empty() && step.set_aside.empty() && !store)
       return res;
     tried_ = step.route;
-    auto rows = conn.exec_prepared("route", route_sql_,
-                                   {routes_json_, pg_int_array(step.route),
-                                    pg_int_array(step.set_aside),
-                                    std::to_string(store), handoff_params_.first,
-                                    handoff_params_.second});
+    auto rows = conn.exec_prepared(
+      "route", route_sql_,
+      {routes_json_, pg_int_array(step.route), pg_int_array(step.set_aside),
+       store ? std::to_string(store->done) : "-1", handoff_params_.first,
+       handoff_params_.second, std::to_string(store ? store->scanned : 0),
+       pg_int_array(store ? to_ranges(store->open) : std::vector<int64_t>{})});
     if (!rows)
       return rows.error();
     return finish(conn, *rows, std::move(res));
@@ -496,10 +502,7 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
     out->due_ms = routing_result::store_ms;
   }
   cursor_.commit(std::move(step));
-  if (store >= 0) {
-    cursor_.stored(store);
-    last_store_ = now;
-  }
+  routed_alone_.clear();
   return out;
 }
 
@@ -541,10 +544,12 @@ routing_repository::finish(pg_connection& conn, const pg_rows& rows,
 caf::expected<routing_result>
 routing_repository::route_one(pg_connection& conn, int64_t id) {
   return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
+    // Nothing handed (no handoff queues): the pass after this one routes
+    // the batch again, and only a delivery still in the table is a no-op.
     auto rows = conn.exec_prepared("route", route_sql_,
                                    {routes_json_, pg_int_array({id}),
-                                    pg_int_array({}), "-1", handoff_params_.first,
-                                    handoff_params_.second});
+                                    pg_int_array({}), "-1", "{}", "{}", "0",
+                                    "{}"});
     if (!rows)
       return rows.error();
     return finish(conn, *rows, routing_result{});
@@ -603,6 +608,7 @@ routing_repository::route_one_by_one(pg_connection& conn,
     auto one = route_one(conn, id);
     if (one) {
       any_routed = true;
+      routed_alone_.insert(id);
       add_to(out, std::move(*one));
       continue;
     }

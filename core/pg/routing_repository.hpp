@@ -43,7 +43,7 @@ public:
   /// every route's delivery with the rules copied in (an event gets all its
   /// deliveries or none; routing an event again never duplicates one),
   /// coalesces, sets aside events of types without routes, and stores the
-  /// cursor's position now and then. Writes nothing to the events. Only one
+  /// cursor in the same transaction. Writes nothing to the events. Only one
   /// router routes at a time (a transaction-scoped advisory lock); another
   /// one's pass does nothing. When the batch fails on the data of some row
   /// (is_data_error), it routes the same events one at a time, each in its
@@ -67,9 +67,8 @@ public:
 private:
   // The first statement of a routing transaction.
   struct lead {
-    bool leads = false;   // this router routes now
-    int64_t position = 0; // the stored cursor
-    std::string session;  // the server process and its start
+    bool leads = false;  // this router routes now
+    cursor_state stored; // the stored cursor
     horizon_sample sample;
   };
   caf::expected<lead> read_lead(pg_connection& conn, bool sample);
@@ -108,10 +107,6 @@ private:
   caf::expected<routing_result> route_one_by_one(pg_connection& conn,
                                                  const std::string& batch_state);
 
-  // How often at most the cursor's position is written.
-  static constexpr std::chrono::milliseconds store_interval{
-    routing_result::store_ms};
-
   std::optional<ready_notify> notify_;
   // This pass's handoff queues and limits as text[] and bigint[] literals.
   std::pair<std::string, std::string> handoff_params_;
@@ -121,10 +116,9 @@ private:
   bool any_ordered_;
   routing_horizon horizon_; // this router's samples: its own memory
   routing_cursor cursor_;   // likewise
-  std::chrono::steady_clock::time_point last_store_{};
   bool first_pass_ = true;
-  std::string session_; // the connection the cursor's memory comes from
   std::vector<int64_t> tried_; // the events the last routing statement routed
+  std::set<int64_t> routed_alone_; // routed one by one, the cursor not past them yet
   std::string lead_sql_;
   std::string look_sql_;
   key_release release_;

@@ -17,8 +17,9 @@ void add_zeros(std::map<std::string, int64_t>& m) {
 
 status_repository::status_repository(schema_names n)
   // Unrouted events: those above the routing cursor's stored position (by
-  // the primary key; the router stores it at most every 100 ms) and those
-  // set aside for lack of routes.
+  // the primary key; the router stores it in each routing transaction; an
+  // event routed ahead of an open one counts until the cursor passes both)
+  // and those set aside for lack of routes.
   : events_sql_(fill_names(
       "SELECT count(*), COALESCE(extract(epoch FROM now() - min(created_at)), 0)"
       " FROM (SELECT e.created_at FROM {{events}} e WHERE e.id > (SELECT"
@@ -29,12 +30,15 @@ status_repository::status_repository(schema_names n)
       n)),
     // Per queue and status: one pass over the table (the ages need every
     // open row, and an index of every status would cost each change of
-    // status an entry: schema/005).
-    deliveries_sql_(
+    // status an entry: schema/005), and one over the completion log
+    // (schema/016), whose rows are completed deliveries too.
+    deliveries_sql_(fill_names(
       "SELECT queue, status, count(*), COALESCE(extract(epoch FROM now() - "
       "min(created_at) FILTER (WHERE status IN ('pending', 'dispatched'))), 0) "
-      "FROM "
-      + n.deliveries + " GROUP BY queue, status ORDER BY queue, status"),
+      "FROM {{deliveries}} GROUP BY queue, status"
+      " UNION ALL SELECT queue, 'completed', count(*), 0"
+      " FROM {{deliveries}}_completed GROUP BY queue ORDER BY 1, 2",
+      n)),
     // Per queue, the ordered keys: only the rows of the partial index
     // {{deliveries}}_ordered_idx (its predicate, spelled as it is), so
     // unordered queues cost nothing. One holder per key: a key with a

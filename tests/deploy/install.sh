@@ -114,8 +114,9 @@ run "$TMP/work.log" "the application's worker" timeout 60 "$APP" work "$CONFIG" 
 grep -qx "job ran: order o-1 event $ID" "$TMP/work.log" \
   || { cat "$TMP/work.log" >&2; fail "the worker did not run the job of event $ID"; }
 completed() {
-  [ "$(pkg_psql -t -A -c "SELECT count(*) FROM ${NAMES}_deliveries
-                           WHERE event_id = $ID AND status = 'completed'")" = 1 ]
+  # A completed delivery moves to the completion log (schema/016).
+  [ "$(pkg_psql -t -A -c "SELECT count(*) FROM ${NAMES}_deliveries_completed
+                           WHERE event_id = $ID")" = 1 ]
 }
 wait_for 60 "the delivery of event $ID completes" completed
 

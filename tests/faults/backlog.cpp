@@ -45,7 +45,7 @@ struct fixture : fault_cluster {
                 + names.deliveries
                 + " WHERE status = 'dispatched' GROUP BY queue) q");
         most_dispatched = std::max(most_dispatched, rows.int64(0, 0));
-        auto all = must_exec(db, "SELECT count(*) FROM " + names.deliveries);
+        auto all = must_exec(db, "SELECT count(*) FROM " + all_deliveries(names) + " d");
         return all.int64(0, 0) == 2 * events && open_deliveries() == 0;
       },
       limit);

@@ -168,13 +168,14 @@ fault_verdict fault_cluster::settle(std::chrono::seconds limit) {
   auto all_final = [&] {
     auto rows = must_exec(db, "SELECT count(*), count(*) FILTER (WHERE status "
                               "IN ('pending', 'dispatched')) FROM "
-                                + names.deliveries);
+                                + all_deliveries(names) + " d");
     return rows.int64(0, 0) == v.expected && rows.int64(0, 1) == 0;
   };
   wait_until(all_final, limit);
   v.recovery_seconds =
     std::chrono::duration<double>(clock_type::now() - start).count();
-  v.deliveries = must_exec(db, "SELECT count(*) FROM " + names.deliveries).int64(0, 0);
+  v.deliveries = must_exec(db, "SELECT count(*) FROM " + all_deliveries(names) + " d")
+                   .int64(0, 0);
   v.completed = count_status("completed");
   v.failed = count_status("failed");
   v.open = count_status("pending") + count_status("dispatched");
@@ -214,7 +215,7 @@ double fault_cluster::completion_p50(int64_t since_event_id) {
   auto rows = must_exec(
     db, "SELECT COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY "
         "extract(epoch FROM d.completed_at - e.created_at)), 0) FROM "
-          + names.deliveries + " d JOIN " + names.events
+          + all_deliveries(names) + " d JOIN " + names.events
           + " e ON e.id = d.event_id WHERE d.status = 'completed' AND e.id > $1",
     {std::to_string(since_event_id)});
   return std::stod(rows.text(0, 0));

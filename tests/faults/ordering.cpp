@@ -42,7 +42,7 @@ struct fixture : ordering_cluster {
   void count_rows(const std::string& q, queue_verdict& v) {
     auto rows = must_exec(db, "SELECT count(*), count(DISTINCT event_id), "
                               "count(*) FILTER (WHERE status = 'completed') FROM "
-                                + names.deliveries + " WHERE queue = $1",
+                                + all_deliveries(names) + " d WHERE queue = $1",
                           {q});
     v.deliveries = rows.int64(0, 0);
     v.distinct_events = rows.int64(0, 1);

@@ -195,7 +195,7 @@ void ordering_cluster::produce(int index, int events, int keys, int per_second) 
 bool ordering_cluster::all_final(int64_t events) {
   auto rows = must_exec(db, "SELECT count(*), count(*) FILTER (WHERE status "
                             "IN ('pending', 'dispatched')) FROM "
-                              + names.deliveries);
+                              + all_deliveries(names) + " d");
   return rows.int64(0, 0) == 2 * events && rows.int64(0, 1) == 0;
 }
 

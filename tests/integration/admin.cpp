@@ -47,12 +47,6 @@ struct fixture : cluster_fixture {
     if (!results.apply_results(db, {r}))
       CAF_FAIL("apply failed");
   }
-
-  std::string status_of(int64_t id) {
-    return must_exec(db, "SELECT status FROM " + names.deliveries + " WHERE id = $1",
-                     {std::to_string(id)})
-      .text(0, 0);
-  }
 };
 
 } // namespace
@@ -76,7 +70,7 @@ CAF_TEST(failed deliveries are listed retried and sent again) {
   check_ends(ctl("retry --status failed --queue q"), 0,
              "retried 2 failed deliveries of queue q");
   CAF_CHECK_EQUAL(count_status("pending"), 3);
-  auto attempts = must_exec(db, "SELECT max(attempts) FROM " + names.deliveries);
+  auto attempts = must_exec(db, "SELECT max(attempts) FROM " + all_deliveries(names) + " d");
   CAF_CHECK_EQUAL(attempts.int64(0, 0), 0);
   // Sent again: a new claim gives new dispatch ids.
   auto resent = claims.claim_batch(db, {"q", 10});
@@ -107,6 +101,8 @@ CAF_TEST(prune deletes old final deliveries and bad arguments are refused) {
                   + " SET finished_at = now() - interval '5 hours'"
                     " WHERE finished_at IS NOT NULL");
   must_exec(db, "UPDATE " + names.events + " SET created_at = now() - interval '5 hours'");
+  must_exec(db, "UPDATE " + names.deliveries
+                  + "_completed SET completed_at = now() - interval '5 hours'");
   CAF_CHECK_EQUAL(ctl("prune").first, 2);
   CAF_CHECK_EQUAL(ctl("prune --hours -1").first, 2);
   check_ends(ctl("prune --hours 1 --status pending"), 2,

@@ -121,7 +121,7 @@ CAF_TEST(a job that never answers times out and is sent again) {
   CAF_REQUIRE_EQUAL(sends.size(), 2u);
   CAF_CHECK_EQUAL(sends[0].last_attempt, false);
   CAF_CHECK_EQUAL(sends[1].last_attempt, true);
-  auto attempts = must_exec(db, "SELECT attempts FROM " + names.deliveries);
+  auto attempts = must_exec(db, "SELECT attempts FROM " + all_deliveries(names) + " d");
   CAF_CHECK_EQUAL(attempts.int64(0, 0), 1); // the timeout counted once
 }
 

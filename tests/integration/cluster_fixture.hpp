@@ -87,8 +87,8 @@ struct cluster_fixture : schema_fixture {
 
   /// (id, status) of the deliveries of one job, by id.
   std::vector<std::pair<int64_t, std::string>> deliveries_of(const std::string& job) {
-    auto rows = must_exec(db, "SELECT id, status FROM " + names.deliveries
-                                + " WHERE job = $1 ORDER BY id", {job});
+    auto rows = must_exec(db, "SELECT id, status FROM " + all_deliveries(names)
+                                + " d WHERE job = $1 ORDER BY id", {job});
     std::vector<std::pair<int64_t, std::string>> out;
     for (int i = 0; i < rows.size(); ++i)
       out.emplace_back(rows.int64(i, 0), rows.text(i, 1));

@@ -34,12 +34,6 @@ struct fixture : delivery_fixture {
       CAF_FAIL("routing failed: " << render(r.error()));
     return *r;
   }
-
-  std::string status_of(int64_t id) {
-    return must_exec(db, "SELECT status FROM " + names.deliveries + " WHERE id = $1",
-                     {std::to_string(id)})
-      .text(0, 0);
-  }
 };
 
 } // namespace

@@ -48,7 +48,8 @@ std::unique_ptr<amqp_client> must_connect(const std::string& url) {
 struct fixture : cluster_fixture {
   /// max(attempts) over this test's deliveries (failed attempts counted).
   int64_t max_attempts() {
-    return must_exec(db, "SELECT COALESCE(max(attempts), 0) FROM " + names.deliveries)
+    return must_exec(db, "SELECT COALESCE(max(attempts), 0) FROM " + all_deliveries(names)
+                           + " d")
       .int64(0, 0);
   }
 };

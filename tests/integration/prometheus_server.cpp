@@ -96,8 +96,8 @@ struct prometheus_fixture : cluster_fixture {
 
   /// The database's count of `queue`'s deliveries by status.
   series counts_of(const std::string& q) {
-    auto rows = must_exec(db, "SELECT status, count(*) FROM " + names.deliveries
-                                + " WHERE queue = $1 GROUP BY status", {q});
+    auto rows = must_exec(db, "SELECT status, count(*) FROM " + all_deliveries(names)
+                                + " d WHERE queue = $1 GROUP BY status", {q});
     series out;
     for (int i = 0; i < rows.size(); ++i)
       out[rows.text(i, 0)] = static_cast<double>(rows.int64(i, 1));

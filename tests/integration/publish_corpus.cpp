@@ -303,7 +303,7 @@ CAF_TEST(every corpus input ends as expected through both doors) {
                                   + " WHERE status NOT IN ('completed', 'expired', 'superseded')")
                     .int64(0, 0),
                   0);
-  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.deliveries
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + all_deliveries(names)
                                   + " d JOIN " + names.events
                                   + " e ON e.id = d.event_id WHERE d.status = 'completed'"
                                     " AND e.id = " + std::to_string(good))

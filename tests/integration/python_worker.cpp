@@ -78,8 +78,8 @@ struct fixture : cluster_fixture {
   }
 
   int64_t with_error(const std::string& text) {
-    return must_exec(db, "SELECT count(*) FROM " + names.deliveries
-                           + " WHERE last_error = $1",
+    return must_exec(db, "SELECT count(*) FROM " + all_deliveries(names)
+                           + " d WHERE last_error = $1",
                      {text})
       .int64(0, 0);
   }
@@ -101,8 +101,8 @@ CAF_TEST(a python producer and worker follow the wire contract) {
   CAF_REQUIRE(wait_until([&] {
     return count_status("completed") == 4 && count_status("failed") == 1;
   }));
-  auto flaky = must_exec(db, "SELECT attempts FROM " + names.deliveries
-                               + " WHERE attempts > 0 AND status = 'completed'");
+  auto flaky = must_exec(db, "SELECT attempts FROM " + all_deliveries(names)
+                               + " d WHERE attempts > 0 AND status = 'completed'");
   CAF_REQUIRE_EQUAL(flaky.size(), 1);
   CAF_CHECK_EQUAL(flaky.int64(0, 0), 2); // two retries, done on the third send
   CAF_CHECK_EQUAL(with_error("the example says: this one fails"), 1);
@@ -164,7 +164,7 @@ CAF_TEST(the python worker keeps its connection through a long job and idleness)
   std::this_thread::sleep_for(idle_past_two_heartbeats);
   CAF_CHECK_EQUAL(produce(R"({"scenario":"ok"})", 1).first, 0);
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 2; }, std::chrono::seconds{20}));
-  CAF_CHECK_EQUAL(must_exec(db, "SELECT max(attempts) FROM " + names.deliveries)
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT max(attempts) FROM " + all_deliveries(names) + " d")
                     .int64(0, 0), 0);
   worker->signal(SIGTERM);
   CAF_CHECK_EQUAL(worker->wait(), 0);

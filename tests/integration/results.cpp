@@ -148,6 +148,29 @@ CAF_TEST(a batch of completions alone tells the same cases apart) {
   auto again = apply({result_of(c.jobs[1], outcome::completed)});
   CAF_CHECK(again.verdicts[0] == result_verdict::stale);
   CAF_CHECK_EQUAL(again.completed, 0);
+  // So in a batch with other results (which locks and decides instead).
+  auto mixed = apply({result_of(c.jobs[1], outcome::completed),
+                      result_of(c.jobs[0], outcome::failed)});
+  CAF_CHECK(mixed.verdicts[0] == result_verdict::stale);
+  CAF_CHECK(mixed.verdicts[1] == result_verdict::applied);
+  // The completed delivery left the table for the completion log, with
+  // what it was routed and sent as.
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.deliveries
+                                  + " WHERE id = $1",
+                            {std::to_string(c.jobs[1].delivery_id)})
+                    .int64(0, 0),
+                  0);
+  auto logged = must_exec(db, "SELECT event_id, job, queue, attempts,"
+                              " dispatched_at IS NOT NULL, completed_at >= created_at"
+                              " FROM " + names.deliveries + "_completed WHERE id = $1",
+                          {std::to_string(c.jobs[1].delivery_id)});
+  CAF_REQUIRE_EQUAL(logged.size(), 1);
+  CAF_CHECK_EQUAL(logged.int64(0, 0), c.jobs[1].event_id);
+  CAF_CHECK_EQUAL(logged.text(0, 1), "J");
+  CAF_CHECK_EQUAL(logged.text(0, 2), "q");
+  CAF_CHECK_EQUAL(logged.int64(0, 3), 0);
+  CAF_CHECK_EQUAL(logged.text(0, 4), "t");
+  CAF_CHECK_EQUAL(logged.text(0, 5), "t");
 }
 
 CAF_TEST(a timed out dispatch counts as a failed attempt) {

@@ -89,6 +89,18 @@ struct retention_fixture : cluster_fixture {
       .int64(0, 0);
   }
 
+  /// A delivery of `event` that completed `hours` ago into the completion
+  /// log (schema/016).
+  int64_t logged(int64_t event, double hours) {
+    return must_exec(db, "INSERT INTO " + names.deliveries
+                           + "_completed (id, event_id, job, queue, attempts,"
+                             " created_at, completed_at) VALUES ($1 + 1000000,"
+                             " $1, 'J', 'q', 0, now() - make_interval(secs => $2),"
+                             " now() - make_interval(secs => $2)) RETURNING id",
+                     {std::to_string(event), std::to_string(hours * 3600)})
+      .int64(0, 0);
+  }
+
   std::set<int64_t> ids_of(const std::string& table) {
     auto rows = must_exec(db, "SELECT id FROM " + table);
     std::set<int64_t> out;
@@ -171,12 +183,18 @@ CAF_TEST(final deliveries past their window go and open ones stay however old) {
   event(5, true);
   auto e_quarantined = event(3, true);
   auto e_unrouted = unrouted_event(1000);
+  // Completions in the completion log: they go after the completed
+  // window, and their event with them unless a delivery of it is left.
+  logged(event(1.5), 1.5);
+  auto e_logged = event(0.5);
+  std::set<int64_t> keep_logged{logged(e_logged, 0.5)};
+  logged(e_failed, 1.5);
   // Above the routing cursor (routed ahead of an open transaction, say): a
   // router taking over walks it again, so its delivery stays.
   auto e_ahead = unrouted_event(2);
   keep.insert(delivery(e_ahead, "completed", 1.5));
   kept_events = {e_recent, e_sup2, e_failed, e_expired, e_two, e_open,
-                 e_quarantined, e_unrouted, e_ahead};
+                 e_quarantined, e_unrouted, e_ahead, e_logged};
   auto http = free_port();
   auto node = http_node(config_path, http,
                         {"--roles", "sweeper", "--sleep", "1", "--log-level", "debug"},
@@ -185,17 +203,18 @@ CAF_TEST(final deliveries past their window go and open ones stay however old) {
   CAF_CHECK(wait_until([&] { return ids_of(names.events) == kept_events; }));
   CAF_CHECK_EQUAL(ids_of(names.deliveries), keep);
   CAF_CHECK_EQUAL(ids_of(names.events), kept_events);
+  CAF_CHECK_EQUAL(ids_of(names.deliveries + "_completed"), keep_logged);
   auto log = read_file(dir + "one.log");
   CAF_CHECK(mentions(log, "event=retention_leader"));
-  CAF_CHECK(mentions(log, "event=retention_batch deliveries=5 events=4 completed=2 "
+  CAF_CHECK(mentions(log, "event=retention_batch deliveries=7 events=5 completed=4 "
                           "superseded=1 failed=1 expired=1 quarantinedEvents=1"));
   // The counts in the node's metrics.
   CAF_CHECK(wait_until([&] {
     auto [status, text] = http_get(http, "/metrics");
     return status == 200
-           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_deliveries\"} 5")
-           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_events\"} 5")
-           && mentions(text, "outbox_actor_rows_total{role=\"retention\",queue=\"\"} 10");
+           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_deliveries\"} 7")
+           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_events\"} 6")
+           && mentions(text, "outbox_actor_rows_total{role=\"retention\",queue=\"\"} 13");
   }, std::chrono::seconds{10}));
   node->signal(SIGTERM);
   CAF_CHECK_EQUAL(node->wait(), 0);

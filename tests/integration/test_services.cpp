@@ -83,11 +83,30 @@ schema_fixture::~schema_fixture() {
     CAF_FAIL("dropping the test schema failed: " << render(err));
 }
 
+std::string all_deliveries(const schema_names& names) {
+  return "(SELECT id, event_id, job, queue, status, attempts, created_at,"
+         " completed_at, last_error, dispatch_id FROM " + names.deliveries
+         + " UNION ALL SELECT id, event_id, job, queue, 'completed', attempts,"
+           " created_at, completed_at, NULL, NULL FROM " + names.deliveries
+         + "_completed)";
+}
+
 int64_t schema_fixture::count_status(const std::string& status) {
-  return must_exec(db, "SELECT count(*) FROM " + names.deliveries
-                         + " WHERE status = $1",
+  // Completed deliveries are mostly in the completion log (schema/016).
+  return must_exec(db, "SELECT (SELECT count(*) FROM " + names.deliveries
+                         + " WHERE status = $1) + CASE WHEN $1 = 'completed'"
+                           " THEN (SELECT count(*) FROM " + names.deliveries
+                         + "_completed) ELSE 0 END",
                    {status})
     .int64(0, 0);
+}
+
+std::string schema_fixture::status_of(int64_t id) {
+  auto rows = must_exec(db, "SELECT status FROM " + names.deliveries
+                              + " WHERE id = $1 UNION ALL SELECT 'completed' FROM "
+                              + names.deliveries + "_completed WHERE id = $1",
+                        {std::to_string(id)});
+  return rows.size() > 0 ? rows.text(0, 0) : "";
 }
 
 int64_t schema_fixture::publish(const std::string& type,

@@ -28,13 +28,24 @@ pg_connection connect_db();
 pg_rows must_exec(pg_connection& conn, const std::string& sql,
                   const pg_params& params = {});
 
+/// Every delivery, those in the completion log (schema/016) as completed
+/// ones, as a subquery for FROM: id, event_id, job, queue, status,
+/// attempts, created_at, completed_at, last_error, dispatch_id (the last
+/// two NULL for the log's).
+std::string all_deliveries(const schema_names& names);
+
 /// Migrates uniquely named tables on construction, drops them after.
 struct schema_fixture {
   schema_fixture();
   ~schema_fixture();
 
-  /// Counts deliveries with this status.
+  /// Counts deliveries with this status (completed: with the completion
+  /// log's).
   int64_t count_status(const std::string& status);
+
+  /// The status of delivery `id` ("completed" in the completion log), ""
+  /// for none.
+  std::string status_of(int64_t id);
 
   /// Inserts an event through the publish function, in its own transaction.
   int64_t publish(const std::string& type, const std::string& payload,

@@ -44,7 +44,7 @@ struct fixture : cluster_fixture {
 
   std::string last_error_of(int64_t delivery) {
     auto rows = must_exec(db, "SELECT COALESCE(last_error, '') FROM "
-                                + names.deliveries + " WHERE id = $1",
+                                + all_deliveries(names) + " d WHERE id = $1",
                           {std::to_string(delivery)});
     return rows.text(0, 0);
   }

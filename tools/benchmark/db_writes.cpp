@@ -11,7 +11,8 @@ write_figures per_event(const write_counters& w, int64_t events, bool settled) {
   return {settled,                  d(w.wal_bytes),           d(w.events.inserted),
           d(w.events.updated),      d(w.events.hot_updated),
           d(w.deliveries.inserted), d(w.deliveries.updated),
-          d(w.deliveries.hot_updated)};
+          d(w.deliveries.hot_updated), d(w.deliveries.deleted),
+          d(w.completed.inserted)};
 }
 
 caf::expected<settled_counters>

@@ -21,6 +21,9 @@ struct write_figures {
   double wal_bytes = 0;
   double events_inserted = 0, events_updated = 0, events_hot = 0;
   double deliveries_inserted = 0, deliveries_updated = 0, deliveries_hot = 0;
+  double deliveries_deleted = 0;
+  /// Rows appended to the completion log (schema/016).
+  double completions_logged = 0;
   /// Inserted already dispatched by the router (core/domain/handoff.hpp).
   double deliveries_handed = 0;
 };
@@ -34,6 +37,8 @@ bool inspect(Inspector& f, write_figures& x) {
            field("deliveriesInserted", x.deliveries_inserted),
            field("deliveriesUpdated", x.deliveries_updated),
            field("deliveriesHotUpdated", x.deliveries_hot),
+           field("deliveriesDeleted", x.deliveries_deleted),
+           field("completionsLogged", x.completions_logged),
            field("deliveriesHanded", x.deliveries_handed));
 }
 

@@ -680,8 +680,9 @@ void pipeline(run_context& c, relay& r) {
   rep.pipeline_busy = used["machine"]
                       / (seconds_since(wall_start)
                          * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
-  // Each delivery completes at its first attempt: its completion updates
-  // it, and so does its claim unless the router handed it over already
+  // Each delivery completes at its first attempt: its completion moves it
+  // to the completion log (a delete, or an update for an ordered one), and
+  // its claim updates it unless the router handed it over already
   // dispatched; routing writes nothing to the events.
   auto deliveries = o.events * o.routes;
   auto claimed = must(s.progress.claimed_after(db, p.first_id() - 1),
@@ -689,7 +690,7 @@ void pipeline(run_context& c, relay& r) {
   auto counted = [&](const write_counters& w) {
     auto d = writes_between(writes_start, w);
     return d.events.inserted >= o.events && d.deliveries.inserted >= deliveries
-           && d.deliveries.updated >= deliveries + claimed;
+           && d.deliveries.updated + d.deliveries.deleted >= deliveries + claimed;
   };
   auto end = must(settled_writes(db, s.progress, counted), "reading the writes");
   rep.pipeline_writes = per_event(writes_between(writes_start, end.counters),

@@ -273,7 +273,9 @@ void write_rows(table_rows& row, const report& r) {
   row("pipeline row writes per event: deliveries",
       fmt("%.2f", p.deliveries_inserted) + " ins, "
         + fmt("%.2f", p.deliveries_updated) + " upd ("
-        + fmt("%.2f", p.deliveries_hot) + " HOT)");
+        + fmt("%.2f", p.deliveries_hot) + " HOT), "
+        + fmt("%.2f", p.deliveries_deleted) + " del; "
+        + fmt("%.2f", p.completions_logged) + " to the completion log");
   row("  of them handed over on route (per event)",
       fmt("%.2f", p.deliveries_handed));
 }
