@@ -10,7 +10,7 @@
 -- The deliveries table so holds what is still open, what ended otherwise
 -- (failed, expired, superseded) and completions of ordered keys and of
 -- batches with other results (those still update the row, as before);
--- `outboxctl status` and `outboxctl list completed` count and read both.
+-- `outboxctl status` counts both.
 --
 -- Routing an event again must still create nothing twice, and the unique
 -- (event_id, job, queue) key no longer sees a completed delivery. So the

@@ -63,7 +63,8 @@ ordering_cluster::~ordering_cluster() {
 
 // A dispatch starts when the claim marks its row dispatched under a new
 // dispatch id, or the router inserts it dispatched (claim on route,
-// core/domain/handoff.hpp), and ends when anything takes the row out of that state.
+// core/domain/handoff.hpp), and ends when anything takes the row out of
+// that state (a completion deletes it: schema/016).
 // clock_timestamp() at the row's update: a claim that sees a key handed
 // on runs after the hand-over committed, so its start is later than the
 // end that handed the key on. No payload is copied.
@@ -75,6 +76,11 @@ void ordering_cluster::install_dispatch_log() {
                     " end_status text, end_error text)");
   must_exec(db, "CREATE FUNCTION " + log_function_ + "() RETURNS trigger "
                 "LANGUAGE plpgsql AS $$ BEGIN "
+                // A completion moves the row to the completion log.
+                "IF TG_OP = 'DELETE' THEN "
+                "UPDATE " + log_table_ + " SET ended_at = clock_timestamp(), "
+                "end_status = 'completed' WHERE dispatch_id = OLD.dispatch_id; "
+                "RETURN NULL; END IF; "
                 "IF TG_OP = 'UPDATE' AND OLD.status = 'dispatched' "
                 "AND (NEW.status <> 'dispatched' "
                 "OR NEW.dispatch_id IS DISTINCT FROM OLD.dispatch_id) THEN "
@@ -95,6 +101,10 @@ void ordering_cluster::install_dispatch_log() {
   must_exec(db, "CREATE TRIGGER " + log_function_ + "_ins AFTER INSERT ON "
                   + names.deliveries
                   + " FOR EACH ROW WHEN (NEW.status = 'dispatched') EXECUTE FUNCTION "
+                  + log_function_ + "()");
+  must_exec(db, "CREATE TRIGGER " + log_function_ + "_del AFTER DELETE ON "
+                  + names.deliveries
+                  + " FOR EACH ROW WHEN (OLD.status = 'dispatched') EXECUTE FUNCTION "
                   + log_function_ + "()");
 }
 
@@ -226,7 +236,9 @@ std::vector<relay_dispatch> ordering_cluster::dispatches(const std::string& queu
 std::vector<ordering_cluster::completed_row>
 ordering_cluster::completed(const std::string& queue) {
   // When the relay applied it: the end of its dispatch in the log (the
-  // row's update), else completed_at (the transaction's start).
+  // row's update or delete), else completed_at (the transaction's start).
+  // Those in the completion log (schema/016) find their dispatch by the
+  // one that ended completed.
   auto rows = must_exec(
     db, "SELECT COALESCE(d.dispatch_id::text, ''), COALESCE(d.coalesce_key, ''), "
         "(e.payload::jsonb ->> 'seq')::bigint, "
@@ -234,7 +246,14 @@ ordering_cluster::completed(const std::string& queue) {
           + names.deliveries + " d JOIN " + names.events
           + " e ON e.id = d.event_id LEFT JOIN " + log_table_
           + " l ON l.dispatch_id = d.dispatch_id"
-            " WHERE d.queue = $1 AND d.status = 'completed'",
+            " WHERE d.queue = $1 AND d.status = 'completed'"
+            " UNION ALL SELECT COALESCE(l.dispatch_id::text, ''),"
+            " COALESCE(e.key, ''), (e.payload::jsonb ->> 'seq')::bigint, "
+          + micros("COALESCE(l.ended_at, c.completed_at)") + " FROM "
+          + names.deliveries + "_completed c JOIN " + names.events
+          + " e ON e.id = c.event_id LEFT JOIN " + log_table_
+          + " l ON l.delivery_id = c.id AND l.end_status = 'completed'"
+            " WHERE c.queue = $1",
     {queue});
   std::vector<completed_row> out;
   for (int i = 0; i < rows.size(); ++i)
