@@ -148,11 +148,20 @@ retention_repository::delete_finished(pg_connection& conn,
   auto out = read_deleted(*rows, "retention_delete_finished");
   if (!out || status != delivery_status::completed)
     return out;
-  auto logged = conn.exec_prepared("retention_delete_logged", logged_sql_,
-                                   {seconds_text(seconds), std::to_string(batch)});
-  if (!logged)
-    return logged.error();
-  auto more = read_deleted(*logged, "retention_delete_logged");
+  // The log has only its BRIN index, which PostgreSQL reads by a bitmap
+  // scan: the relay's sessions disable those (db_stores.cpp), and ranked
+  // with a full scan under a LIMIT the full scan would win, reading the
+  // whole log on every pass that finds nothing old enough.
+  auto more = in_transaction<deleted_rows>(conn, [&]() -> caf::expected<deleted_rows> {
+    if (auto err = conn.exec_script("retention_bitmap_on",
+                                    "SET LOCAL enable_bitmapscan = on"))
+      return err;
+    auto logged = conn.exec_prepared("retention_delete_logged", logged_sql_,
+                                     {seconds_text(seconds), std::to_string(batch)});
+    if (!logged)
+      return logged.error();
+    return read_deleted(*logged, "retention_delete_logged");
+  });
   if (!more)
     return more.error();
   out->deliveries += more->deliveries;

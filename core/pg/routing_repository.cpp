@@ -394,7 +394,10 @@ routing_repository::read_lead(pg_connection& conn, bool sample) {
   auto open_ids = from_ranges(ranges);
   if (!open_ids)
     return make_error(errc::database_error,
-                      "routing_lead: the stored cursor's open ranges are malformed");
+                      "routing_lead: the stored cursor's open_ranges in "
+                      "<events>_routing are malformed (an even count of "
+                      "[first, last] pairs, at most 10,000 ids, is expected): "
+                      "routing waits until it is mended");
   out.stored.open = std::move(*open_ids);
   out.sample.last_event_id = rows->int64(0, q);
   std::istringstream words{rows->text(0, holders)};

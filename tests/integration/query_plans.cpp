@@ -267,6 +267,39 @@ CAF_TEST(retention batches go by the finished index after the table grew) {
   CAF_CHECK(!has(quarantined, "Seq Scan"));
 }
 
+// The completion log (schema/016) has no B-tree: a late result's lookup
+// and retention's batches go by its BRIN index, whose bitmap scan the
+// relay's sessions rank with a full scan (both disabled): the cheaper wins,
+// which is the index once the log has grown.
+CAF_TEST(the completion log is read by its BRIN index after it grew) {
+  CAF_REQUIRE(!db.exec_script("settings", relay_session_settings(commit_mode::relay_progress)));
+  retention_repository retention{names};
+  for (int i = 0; i < 8; ++i) { // prepared while the log is small
+    make_deliveries(1, {});
+    auto c = claim();
+    CAF_REQUIRE_EQUAL(c.jobs.size(), 1u);
+    apply({result_of(c.jobs[0], outcome::completed)});
+    apply({result_of(c.jobs[0], outcome::completed)}); // late: looked up
+    CAF_REQUIRE(retention.delete_finished(db, delivery_status::completed, 3600, 2000));
+  }
+  must_exec(db, "INSERT INTO " + names.deliveries
+                  + "_completed (id, event_id, job, queue, attempts, created_at,"
+                    " completed_at) SELECT g + 1000000, g, 'J', 'q', 0,"
+                    " now() - interval '3 h', now() - make_interval(secs =>"
+                    " (200000 - g) / 20.0) FROM generate_series(1, 200000) g");
+  must_exec(db, "VACUUM ANALYZE " + names.deliveries + "_completed");
+  auto late = plan_of("_completed WHERE id = ANY", "('{1000005}')");
+  CAF_MESSAGE("late result plan:\n" << late);
+  CAF_CHECK(has(late, names.deliveries + "_completed_brin"));
+  CAF_CHECK(!has(late, "Seq Scan"));
+  // Retention runs it with bitmap scans on (retention_repository.cpp).
+  CAF_REQUIRE(!db.exec_script("bitmap_on", "SET enable_bitmapscan = on"));
+  auto batch = plan_of("l.ctid = ANY", "('3600', 2000)");
+  CAF_MESSAGE("log retention plan:\n" << batch);
+  CAF_CHECK(has(batch, names.deliveries + "_completed_brin"));
+  CAF_CHECK(!has(batch, "Seq Scan"));
+}
+
 // Shows that the tests above can fail: the same steps without the sessions'
 // settings keep the plans made for the small tables.
 CAF_TEST(generic plans made on the small tables keep scanning them) {
