@@ -165,6 +165,17 @@ CAF_TEST(a router that takes over routes nothing twice though deliveries left) {
   CAF_CHECK_EQUAL(stored.text(0, 1), "t");
 }
 
+CAF_TEST(a malformed stored cursor is a clear error and routes nothing) {
+  publish("order.placed", "{}");
+  must_exec(db, "UPDATE " + names.events + "_routing SET open_ranges = '{5}'");
+  auto r = repo.route_batch(db, 100);
+  CAF_REQUIRE(!r);
+  CAF_CHECK_NOT_EQUAL(render(r.error()).find("open_ranges"), std::string::npos);
+  CAF_CHECK_EQUAL(deliveries(), 0);
+  must_exec(db, "UPDATE " + names.events + "_routing SET open_ranges = NULL");
+  CAF_CHECK_EQUAL(route_all().events_routed, 1);
+}
+
 CAF_TEST(one router routes at a time) {
   for (int i = 0; i < 10; ++i)
     publish("order.placed", "{}");
