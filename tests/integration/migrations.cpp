@@ -82,6 +82,54 @@ CAF_TEST(dropping a schema leaves none of its functions behind) {
   CAF_MESSAGE("left: " << left.text(0, 1));
 }
 
+// A delivery's insert takes no lock on its event (schema/017): the
+// foreign key's check locked the event's row FOR KEY SHARE, a write to the
+// event's page of its own. So another transaction may lock the event for
+// update while the delivery's insert is still open.
+CAF_TEST(a delivery insert locks nothing of its event) {
+  schema_fixture f;
+  auto event = must_exec(f.db, "INSERT INTO " + f.names.events
+                                 + " (event_type, payload) VALUES ('t', '{}')"
+                                   " RETURNING id").text(0, 0);
+  CAF_REQUIRE(!f.db.exec_script("begin", "BEGIN"));
+  must_exec(f.db, "INSERT INTO " + f.names.deliveries
+                    + " (event_id, job, queue, delivery_timeout_seconds)"
+                      " VALUES ($1, 'j', 'q', 30)",
+            {event});
+  auto other = connect_db();
+  auto locked = other.exec("lock_event", "SELECT id FROM " + f.names.events
+                                           + " WHERE id = $1 FOR UPDATE NOWAIT",
+                           {event});
+  CAF_CHECK(locked);
+  if (locked)
+    CAF_CHECK_EQUAL(locked->size(), 1);
+  CAF_REQUIRE(!f.db.exec_script("commit", "COMMIT"));
+}
+
+// What the foreign key did besides: an event deleted by hand takes its
+// deliveries along (a trigger of the deleting statement since 017), and
+// nothing of another event.
+CAF_TEST(an event deleted by hand takes its deliveries along) {
+  schema_fixture f;
+  auto events = must_exec(f.db, "INSERT INTO " + f.names.events
+                                  + " (event_type, payload) SELECT 't', '{}'"
+                                    " FROM generate_series(1, 3) RETURNING id");
+  CAF_REQUIRE_EQUAL(events.size(), 3);
+  for (int i = 0; i < 3; ++i)
+    for (auto job : {"a", "b"})
+      must_exec(f.db, "INSERT INTO " + f.names.deliveries
+                        + " (event_id, job, queue, delivery_timeout_seconds)"
+                          " VALUES ($1, $2, 'q', 30)",
+                {events.text(i, 0), job});
+  must_exec(f.db, "DELETE FROM " + f.names.events + " WHERE id IN ($1, $2)",
+            {events.text(0, 0), events.text(2, 0)});
+  auto left = must_exec(f.db, "SELECT count(*), min(event_id), max(event_id) FROM "
+                                + f.names.deliveries);
+  CAF_CHECK_EQUAL(left.int64(0, 0), 2);
+  CAF_CHECK_EQUAL(left.text(0, 1), events.text(1, 0));
+  CAF_CHECK_EQUAL(left.text(0, 2), events.text(1, 0));
+}
+
 // Upgrade to routing by cursor (schema/015) on a database the relay of
 // 014 used: what was unrouted is routed (or stays unrouted, for a type
 // without routes), what was routed or quarantined is not routed again.
