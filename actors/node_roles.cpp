@@ -14,6 +14,7 @@
 #include "actors/router.hpp"
 #include "actors/status.hpp"
 #include "actors/sweeper.hpp"
+#include "cluster_port/guard.hpp"
 #include "core/amqp/amqp_endpoints.hpp"
 #include "core/base/errors.hpp"
 #include "core/domain/ready_notice.hpp"
@@ -49,6 +50,9 @@ caf::error spawn_status(node_bootstrap& b) {
                         + std::to_string(listen->port)
                         + " (in use or not a local address)");
   b.actors.status_port = *port;
+  // CAF bounds nothing before a peer's handshake: the guard does
+  // (cluster_port/guard.hpp, docs/operations.md "TLS between nodes").
+  cluster_port::watch(*port, b.sys.has_openssl_manager());
   return caf::none;
 }
 

@@ -1,5 +1,6 @@
 #include "tests/faults/fault_cluster.hpp"
 
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -70,12 +71,15 @@ fault_cluster::~fault_cluster() {
 std::unique_ptr<child_process>
 fault_cluster::start_node(const std::string& name, std::vector<std::string> args) {
   args.insert(args.begin(), {"--config", config_path_});
+  args.insert(args.end(), node_args.begin(), node_args.end());
   return std::make_unique<child_process>(OUTBOXD_PATH, args, dir + name + ".log");
 }
 
 void fault_cluster::start_status_node() {
-  status_node = start_node("status", {"--roles", "status", "--listen",
-                                      "127.0.0.1:" + status_port_});
+  std::vector<std::string> args{"--roles", "status", "--listen",
+                                "127.0.0.1:" + status_port_};
+  args.insert(args.end(), status_args.begin(), status_args.end());
+  status_node = start_node("status", args);
 }
 
 void fault_cluster::start_router_node() {
@@ -212,12 +216,18 @@ void fault_cluster::check(const std::string& scenario, const fault_verdict& v,
 }
 
 double fault_cluster::completion_p50(int64_t since_event_id) {
+  return completion_percentile(0.5, since_event_id, INT64_MAX);
+}
+
+double fault_cluster::completion_percentile(double fraction, int64_t after_id,
+                                            int64_t upto_id) {
   auto rows = must_exec(
-    db, "SELECT COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY "
+    db, "SELECT COALESCE(percentile_cont($1::float8) WITHIN GROUP (ORDER BY "
         "extract(epoch FROM d.completed_at - e.created_at)), 0) FROM "
           + all_deliveries(names) + " d JOIN " + names.events
-          + " e ON e.id = d.event_id WHERE d.status = 'completed' AND e.id > $1",
-    {std::to_string(since_event_id)});
+          + " e ON e.id = d.event_id WHERE d.status = 'completed' AND e.id > $2"
+            " AND e.id <= $3",
+    {std::to_string(fraction), std::to_string(after_id), std::to_string(upto_id)});
   return std::stod(rows.text(0, 0));
 }
 

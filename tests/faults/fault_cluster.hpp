@@ -43,6 +43,9 @@ public:
 
   std::string jobs_queue, mail_queue;
   std::string dir;
+  /// Flags every node gets besides its role's (TLS, say), and those the
+  /// status node gets besides (--http, say): set before starting them.
+  std::vector<std::string> node_args, status_args;
 
   void start_status_node();
   void start_router_node();
@@ -84,6 +87,10 @@ public:
   /// Median seconds from an event's commit to its delivery's completion,
   /// over the deliveries completed since `since_id` (an event id).
   double completion_p50(int64_t since_event_id);
+
+  /// The `fraction` percentile (0.99, say) of those seconds over the
+  /// completed deliveries of the events after `after_id` up to `upto_id`.
+  double completion_percentile(double fraction, int64_t after_id, int64_t upto_id);
 
   /// The newest event id (0 if none).
   int64_t last_event_id();

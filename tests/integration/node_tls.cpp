@@ -17,6 +17,7 @@
 #include "actors/node_tls.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/stranger.hpp"
 #include "tests/integration/test_worker.hpp"
 
 using namespace outbox;
@@ -55,17 +56,6 @@ bool peer_closes_after(uint16_t port, const std::string& bytes,
   }
   ::close(fd);
   return closed;
-}
-
-/// A BASP header (CAF 0.17's 32 bytes, big-endian) of a client handshake
-/// that claims a payload of almost 2 GiB.
-std::string huge_basp_header() {
-  std::string h(32, '\0');
-  h[0] = 0x01;                       // operation: client_handshake
-  h[4] = 0x7f;                       // payload_len = 0x7fffffff
-  h[5] = h[6] = h[7] = '\xff';
-  h[15] = 0x01;                      // operation_data
-  return h;
 }
 
 struct tls_fixture : cluster_fixture {
@@ -358,6 +348,112 @@ CAF_TEST(strangers and a client that leaves do not knock a member off) {
     n->signal(SIGTERM);
     CAF_CHECK_EQUAL(n->wait(), 0);
   }
+}
+
+// The status node, with TLS unless `plain`, serving /metrics at `http`.
+std::unique_ptr<child_process> guarded_status_node(tls_fixture& f, uint16_t http,
+                                                   bool plain = false) {
+  std::vector<std::string> args;
+  if (!plain)
+    args = f.tls("ok", "status");
+  args.insert(args.end(), {"--roles", "status", "--listen", "127.0.0.1:" + f.port,
+                           "--http", "127.0.0.1:" + std::to_string(http)});
+  return f.start("status", args);
+}
+
+// Where the operator's certificate reads that node's /metrics (HTTPS
+// with TLS, as the node's cluster port).
+metrics_endpoint operator_metrics(tls_fixture& f, uint16_t http, bool plain = false) {
+  if (plain)
+    return {http, "", ""};
+  return {http, f.dir + "ok/operator.pem", f.dir + "ok/operator.key"};
+}
+
+// Whether the node counted at least `want` of each reason.
+bool counted(const metrics_endpoint& at, const std::map<std::string, double>& want) {
+  auto got = refused_by_reason(at);
+  for (auto& [reason, n] : want)
+    if (got[reason] < n)
+      return false;
+  return !got.empty();
+}
+
+// Each kind of stranger is refused, counted by its reason in /metrics and
+// logged with its address (cluster_port/); a member's handshake is not
+// a refusal.
+CAF_TEST(each refused connection is counted and logged by its reason) {
+  auto http = operator_metrics(*this, free_port());
+  auto s = guarded_status_node(*this, http.port);
+  CAF_REQUIRE(wait_until([&] { return !refused_by_reason(http).empty(); }));
+  auto p = static_cast<uint16_t>(std::stoi(port));
+  bare_connect(p);
+  send_and_leave(p, "GET / HTTP/1.0\r\n\r\n");
+  CAF_CHECK(!tls_attempt(p));
+  CAF_CHECK(!tls_attempt(p, dir + "other/rogue.pem", dir + "other/rogue.key"));
+  std::map<std::string, double> want{{"closed_early", 1}, {"protocol_garbage", 1},
+                                     {"no_certificate", 1}, {"unknown_ca", 1}};
+  CAF_CHECK(wait_until([&] { return counted(http, want); }));
+  CAF_CHECK_EQUAL(ctl_status(tls_text("ok", "operator")).first, 0);
+  auto got = refused_by_reason(http);
+  CAF_CHECK_EQUAL(got.size(), 8u); // every reason has its sample
+  for (auto& [reason, n] : got)
+    CAF_CHECK_EQUAL(n, want.count(reason) ? 1.0 : 0.0);
+  auto log = read_file(dir + "status.log");
+  for (auto& [reason, n] : want)
+    CAF_CHECK_NOT_EQUAL(log.find("event=cluster_connection_refused reason=" + reason
+                                 + " peer=127.0.0.1"),
+                        std::string::npos);
+  s->signal(SIGTERM);
+  CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
+// A connection that never completes its handshake is closed at the
+// deadline (5 s), and an address holds at most 16 such at once: the 17th
+// is closed as it comes.
+CAF_TEST(a silent connection is closed at its deadline and an address holds a bounded number) {
+  auto http = operator_metrics(*this, free_port());
+  auto s = guarded_status_node(*this, http.port);
+  CAF_REQUIRE(wait_until([&] { return !refused_by_reason(http).empty(); }));
+  auto p = static_cast<uint16_t>(std::stoi(port));
+  std::vector<int> held;
+  for (int i = 0; i < 16; ++i)
+    held.push_back(open_loopback_connection(p));
+  CAF_CHECK(wait_until([&] { return half_open(http) == 16; }));
+  CAF_CHECK(peer_closes_after(p, "", std::chrono::seconds{3}));
+  CAF_CHECK(wait_until([&] { return counted(http, {{"handshake_timeout", 16}}); },
+                       std::chrono::seconds{30}));
+  for (auto fd : held) {
+    char byte;
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    CAF_CHECK_LESS_OR_EQUAL(::recv(fd, &byte, 1, 0), 0); // closed by the node
+    ::close(fd);
+  }
+  auto got = refused_by_reason(http);
+  CAF_CHECK_EQUAL(got["handshake_timeout"], 16.0);
+  CAF_CHECK_EQUAL(got["too_many_half_open"], 1.0);
+  CAF_CHECK_EQUAL(ctl_status(tls_text("ok", "operator")).first, 0);
+  s->signal(SIGTERM);
+  CAF_CHECK_EQUAL(s->wait(), 0);
+}
+
+// A plain port (loopback, no TLS) reads a first BASP header of at most
+// 64 KiB of payload: one that claims 2 GiB closes the connection before
+// CAF allocates it (it took 1.7 GiB before the guard).
+CAF_TEST(a plain port refuses a first header that claims a huge payload) {
+  auto http = operator_metrics(*this, free_port(), true);
+  auto s = guarded_status_node(*this, http.port, true);
+  CAF_REQUIRE(wait_until([&] { return !refused_by_reason(http).empty(); }));
+  auto before = resident_mib(s->pid());
+  CAF_CHECK(peer_closes_after(static_cast<uint16_t>(std::stoi(port)),
+                              huge_basp_header(), std::chrono::seconds{10}));
+  CAF_CHECK(wait_until([&] { return counted(http, {{"oversized_header", 1}}); }));
+  auto after = resident_mib(s->pid());
+  CAF_MESSAGE("plain status node resident " << before << " MiB, then " << after);
+  CAF_CHECK_LESS(after - before, 64);
+  CAF_CHECK_EQUAL(ctl_status().first, 0); // a plain client still joins
+  s->signal(SIGTERM);
+  CAF_CHECK_EQUAL(s->wait(), 0);
 }
 
 CAF_TEST(TLS takes a certificate a key and a CA) {

@@ -12,7 +12,8 @@ declare -A allowed=(
   [core/config]="core/base core/json core/domain core/pg core/amqp"
   [core/producer]="core/base core/json core/domain core/pg core/amqp core/config"
   [worker]="core/base core/json core/domain core/amqp core/config"
-  [actors]="core/base core/json core/domain core/pg core/amqp core/config core/producer"
+  [cluster_port]="core/base"
+  [actors]="core/base core/json core/domain core/pg core/amqp core/config core/producer cluster_port"
 )
 bad=0
 for part in "${!allowed[@]}"; do

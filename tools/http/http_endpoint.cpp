@@ -10,6 +10,7 @@
 
 #include <caf/scoped_actor.hpp>
 
+#include "cluster_port/guard.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "tools/http/dashboard_files.hpp"
@@ -89,7 +90,9 @@ void http_endpoint::impl::routes() {
       return;
     }
     metrics_input in{std::move(*report), read_process_stats(), now_ms(),
-                     settings.version, cluster()};
+                     settings.version, cluster(), std::nullopt};
+    if (cluster_port::watched())
+      in.cluster_port = cluster_port::figures();
     res.set_content(render_node_metrics(in), "text/plain; version=0.0.4");
   });
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {

@@ -177,6 +177,21 @@ void cluster(prometheus_text& t, const cluster_status& c) {
   ordered_keys(t, counts);
 }
 
+// Every kind gets a sample (0 until one happens), so that a rate() of a
+// kind sees its first refusal.
+void port(prometheus_text& t, const cluster_port::port_figures& f) {
+  t.family("outbox_cluster_refused_connections_total", kind::counter,
+           "Connections to this node's cluster port refused before they "
+           "joined, by reason.");
+  for (size_t i = 0; i < cluster_port::refusal_kinds; ++i)
+    t.sample({{"reason", cluster_port::refusal_name(static_cast<cluster_port::refusal>(i))}},
+             double(f.refused[i]));
+  t.family("outbox_cluster_half_open_connections", kind::gauge,
+           "Connections to this node's cluster port whose handshake is not "
+           "done yet.");
+  t.sample({}, double(f.half_open));
+}
+
 } // namespace
 
 std::string render_node_metrics(const metrics_input& in) {
@@ -187,6 +202,8 @@ std::string render_node_metrics(const metrics_input& in) {
   lifecycle(t, in);
   if (in.cluster)
     cluster(t, *in.cluster);
+  if (in.cluster_port)
+    port(t, *in.cluster_port);
   return t.str();
 }
 

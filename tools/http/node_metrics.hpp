@@ -8,6 +8,7 @@
 #include <string>
 
 #include "actors/messages.hpp"
+#include "cluster_port/handshake_table.hpp"
 #include "tools/http/process_stats.hpp"
 
 namespace outbox {
@@ -19,6 +20,9 @@ struct metrics_input {
   std::string version; ///< outbox_build_info's label
   /// A status node's view (database counts and nodes); nullopt elsewhere.
   std::optional<cluster_status> cluster;
+  /// This node's cluster port: refusals by kind, unfinished handshakes;
+  /// nullopt on a node that listens for none.
+  std::optional<cluster_port::port_figures> cluster_port;
 };
 
 std::string render_node_metrics(const metrics_input& in);

@@ -83,7 +83,7 @@ CAF_TEST(bad family and label names are bugs) {
 }
 
 CAF_TEST(the metrics of a node name its actors by role and queue only) {
-  metrics_input in{sample_report(), {}, 11000, "1.2.3", std::nullopt};
+  metrics_input in{sample_report(), {}, 11000, "1.2.3", std::nullopt, std::nullopt};
   auto text = render_node_metrics(in);
   for (auto line : {"outbox_build_info{version=\"1.2.3\"} 1\n",
                     "outbox_actor_passes_total{role=\"dispatcher\",queue=\"q\\\"1\"} 4\n",
@@ -95,8 +95,22 @@ CAF_TEST(the metrics of a node name its actors by role and queue only) {
                     "outbox_lifecycle_events_total{kind=\"published\",queue=\"q\\\"1\"} 7\n",
                     "outbox_status_joined 1\n"})
     OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
-  // No cluster view: no database figures.
+  // No cluster view: no database figures; no cluster port: no refusals.
   CAF_CHECK_EQUAL(text.find("outbox_deliveries"), std::string::npos);
+  CAF_CHECK_EQUAL(text.find("outbox_cluster_"), std::string::npos);
+}
+
+CAF_TEST(a node with a cluster port counts its refusals by reason) {
+  cluster_port::port_figures port;
+  port.refused[static_cast<size_t>(cluster_port::refusal::unknown_ca)] = 3;
+  port.half_open = 2;
+  metrics_input in{sample_report(), {}, 11000, "1", std::nullopt, port};
+  auto text = render_node_metrics(in);
+  for (auto line : {"outbox_cluster_refused_connections_total{reason=\"unknown_ca\"} 3\n",
+                    "outbox_cluster_refused_connections_total{reason=\"no_certificate\"} 0\n",
+                    "outbox_cluster_refused_connections_total{reason=\"handshake_timeout\"} 0\n",
+                    "outbox_cluster_half_open_connections 2\n"})
+    OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
 }
 
 CAF_TEST(a status node adds the database counts unless it cannot read them) {
@@ -111,7 +125,7 @@ CAF_TEST(a status node adds the database counts unless it cannot read them) {
   node_view up, down;
   down.up = false;
   c.nodes = {up, up, down};
-  metrics_input in{sample_report(), {}, 11000, "1", c};
+  metrics_input in{sample_report(), {}, 11000, "1", c, std::nullopt};
   auto text = render_node_metrics(in);
   for (auto line : {"outbox_database_up 1\n", "outbox_nodes{state=\"up\"} 2\n",
                     "outbox_nodes{state=\"down\"} 1\n",
@@ -139,7 +153,7 @@ CAF_TEST(histograms are written cumulative with an Inf bucket a sum and a count)
   CAF_CHECK_EQUAL(h.count, 5);
   CAF_CHECK_EQUAL(h.counts.front(), 3); // 0.0005, 0.001 and the clock step
   CAF_CHECK_EQUAL(h.counts.back(), 1);  // 400 s: above every bound
-  metrics_input in{r, {}, 11000, "1", std::nullopt};
+  metrics_input in{r, {}, 11000, "1", std::nullopt, std::nullopt};
   auto text = render_node_metrics(in);
   auto labels = std::string{"role=\"dispatcher\",queue=\"q\\\"1\""};
   for (auto line :

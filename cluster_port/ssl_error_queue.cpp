@@ -26,6 +26,9 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "cluster_port/guard.hpp"
+#include "cluster_port/tls_refusal.hpp"
+
 namespace {
 
 // OpenSSL's definition of `name`, the next one after this executable's.
@@ -55,10 +58,17 @@ int SSL_write(SSL* ssl, const void* buf, int num) {
   return next(ssl, buf, num);
 }
 
+// Also reports each accepted handshake's end to the cluster port's guard
+// (cluster_port/guard.hpp): done, or refused and why.
 int SSL_accept(SSL* ssl) {
   static auto next = next_definition<int (*)(SSL*)>("SSL_accept");
   ERR_clear_error();
-  return next(ssl);
+  auto ret = next(ssl);
+  if (ret == 1)
+    outbox::cluster_port::on_tls_done(SSL_get_fd(ssl));
+  else if (auto why = outbox::cluster_port::tls_refusal(ssl, ret))
+    outbox::cluster_port::on_tls_failed(SSL_get_fd(ssl), *why);
+  return ret;
 }
 
 int SSL_connect(SSL* ssl) {
