@@ -6,29 +6,15 @@
 // a shared library uses wins, and each one calls the C library's after
 // (or before) reporting. Every other socket of the process (libpq,
 // rabbitmq-c) passes through at the cost of an atomic load.
-#include <dlfcn.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 
 #include "cluster_port/guard.hpp"
+#include "cluster_port/next_definition.hpp"
 
-namespace {
-
-template <class Fn>
-Fn next_definition(const char* name) {
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-  if (fn == nullptr) {
-    std::fprintf(stderr, "fatal: the C library's %s not found\n", name);
-    std::abort();
-  }
-  return fn;
-}
-
-} // namespace
+using outbox::cluster_port::next_definition;
 
 extern "C" {
 

@@ -18,31 +18,16 @@
 // first. Each clears the queue, so that SSL_get_error after it sees this
 // call's errors only, then calls OpenSSL's own. libpq and rabbitmq-c go
 // through them too; both clear the queue before their calls anyway.
-#include <dlfcn.h>
 
-#include <cstdio>
-#include <cstdlib>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "cluster_port/guard.hpp"
+#include "cluster_port/next_definition.hpp"
 #include "cluster_port/tls_refusal.hpp"
 
-namespace {
-
-// OpenSSL's definition of `name`, the next one after this executable's.
-template <class Fn>
-Fn next_definition(const char* name) {
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-  if (fn == nullptr) {
-    std::fprintf(stderr, "fatal: OpenSSL's %s not found\n", name);
-    std::abort();
-  }
-  return fn;
-}
-
-} // namespace
+using outbox::cluster_port::next_definition;
 
 extern "C" {
 

@@ -18,16 +18,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// Resident memory of process `pid` in KiB (from /proc), -1 if unknown.
-long resident_kib(pid_t pid) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};
-  std::string key;
-  long kib = 0;
-  while (in >> key)
-    if (key == "VmRSS:" && in >> kib)
-      return kib;
-  return -1;
-}
 
 // Every node of the TLS cluster shows one certificate of the cluster's
 // CA; the status node serves /metrics. Beside it a plain status node on

@@ -19,6 +19,16 @@ std::string read_file(const std::string& path) {
   return out.str();
 }
 
+long resident_kib(pid_t pid) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};
+  std::string key;
+  long kib = 0;
+  while (in >> key)
+    if (key == "VmRSS:" && in >> kib)
+      return kib;
+  return -1;
+}
+
 void check_ends(const std::pair<int, std::string>& run, int status,
                 const std::string& text) {
   CAF_MESSAGE("expecting exit status " << status << " and: " << text);

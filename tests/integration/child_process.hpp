@@ -29,6 +29,9 @@ std::pair<int, std::string> run_command(const std::string& cmd);
 /// results file.
 std::string read_file(const std::string& path);
 
+/// Resident memory of process `pid` in KiB (from /proc), -1 if unknown.
+long resident_kib(pid_t pid);
+
 /// Checks that a command's run ended with `status` and said `text`.
 void check_ends(const std::pair<int, std::string>& run, int status,
                 const std::string& text);

@@ -25,15 +25,10 @@ using namespace outbox::testing;
 
 namespace {
 
-/// Resident memory of process `pid` in MiB (from /proc), -1 if unknown.
+/// Resident memory of process `pid` in MiB, -1 if unknown.
 long resident_mib(pid_t pid) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};
-  std::string key;
-  long kib = 0;
-  while (in >> key)
-    if (key == "VmRSS:" && in >> kib)
-      return kib / 1024;
-  return -1;
+  auto kib = resident_kib(pid);
+  return kib < 0 ? -1 : kib / 1024;
 }
 
 /// Connects to 127.0.0.1:`port`, sends `bytes` as they are, and returns
