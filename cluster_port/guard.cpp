@@ -7,6 +7,7 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/base/logging.hpp"
 
@@ -16,24 +17,27 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-// Whether a port is watched, and whether any connection is tracked: the
-// hooks of every socket call in the process (libpq's and rabbitmq-c's
-// too) read these first and go no further while they are false or 0.
+// Whether a port is watched, whether it is a plain one (only then does a
+// read need looking at), and whether any connection is tracked: the hooks
+// of every socket call in the process (libpq's and rabbitmq-c's too) read
+// these first, and take the mutex only for a connection of the port.
 std::atomic<bool> watching{false};
+std::atomic<bool> plain_port{false};
 std::atomic<size_t> tracked{0};
 
 struct state {
   std::mutex mutex;
   uint16_t port = 0;
-  bool tls = false;
   handshake_table table{port_limits{}};
   refusal_log_limit log_limit{std::chrono::seconds{10}};
   std::array<std::atomic<uint64_t>, refusal_kinds> counts{};
 };
 
+// Never destroyed: the deadline thread and the hooks may run while the
+// process exits.
 state& the_state() {
-  static state s;
-  return s;
+  static auto* s = new state;
+  return *s;
 }
 
 uint16_t local_port(int fd) {
@@ -62,14 +66,31 @@ std::string peer_address(int fd) {
   return text;
 }
 
-// Counts and (rate-limited) logs one refusal; the caller holds the mutex.
-void record(state& s, refusal why, const std::string& address) {
+// The log lines decided under the mutex, written after it is released
+// (so that no socket call of the process waits for stderr).
+struct pending_lines {
+  struct line {
+    refusal why;
+    std::string address;
+    uint16_t port;
+    uint64_t unlogged;
+  };
+  std::vector<line> lines;
+
+  ~pending_lines() {
+    for (auto& l : lines)
+      logger("cluster")->warn("event=cluster_connection_refused reason={} peer={} "
+                              "port={} unlogged_since_last={}",
+                              refusal_name(l.why), l.address, l.port, l.unlogged);
+  }
+};
+
+// Counts one refusal and decides its log line; the caller holds the mutex.
+void record(state& s, refusal why, const std::string& address, pending_lines& out) {
   ++s.counts[static_cast<size_t>(why)];
   auto verdict = s.log_limit.admit(why, clock::now());
   if (verdict.log)
-    logger("cluster")->warn("event=cluster_connection_refused reason={} peer={} "
-                            "port={} unlogged_since_last={}",
-                            refusal_name(why), address, s.port, verdict.suppressed);
+    out.lines.push_back({why, address, s.port, verdict.suppressed});
 }
 
 void sync_tracked(state& s) {
@@ -87,9 +108,10 @@ void deadline_loop() {
     if (tracked.load() == 0)
       continue;
     auto& s = the_state();
+    pending_lines log;
     std::lock_guard<std::mutex> guard{s.mutex};
     for (auto fd : s.table.overdue(clock::now())) {
-      record(s, refusal::handshake_timeout, s.table.address(fd));
+      record(s, refusal::handshake_timeout, s.table.address(fd), log);
       ::shutdown(fd, SHUT_RDWR);
     }
   }
@@ -102,8 +124,8 @@ void watch(uint16_t port, bool tls, port_limits limits) {
   {
     std::lock_guard<std::mutex> guard{s.mutex};
     s.port = port;
-    s.tls = tls;
     s.table = handshake_table{limits};
+    plain_port = !tls;
     sync_tracked(s);
   }
   if (!watching.exchange(true))
@@ -128,6 +150,7 @@ void on_accept(int listening, int fd) {
     return;
   auto& s = the_state();
   auto port = local_port(listening);
+  pending_lines log;
   std::lock_guard<std::mutex> guard{s.mutex};
   if (port == 0 || port != s.port)
     return;
@@ -135,7 +158,7 @@ void on_accept(int listening, int fd) {
   auto refused = s.table.accepted(fd, address, clock::now());
   sync_tracked(s);
   if (refused) {
-    record(s, *refused, address);
+    record(s, *refused, address, log);
     ::shutdown(fd, SHUT_RDWR);
   }
 }
@@ -153,46 +176,50 @@ void on_tls_failed(int fd, refusal why) {
   if (tracked.load() == 0)
     return;
   auto& s = the_state();
+  pending_lines log;
   std::lock_guard<std::mutex> guard{s.mutex};
   auto address = s.table.address(fd);
   if (auto counted = s.table.failed(fd, why))
-    record(s, *counted, address);
+    record(s, *counted, address, log);
   sync_tracked(s);
 }
 
 bool on_recv(int fd, const char* data, long size) {
-  if (tracked.load() == 0)
+  if (tracked.load() == 0 || !plain_port.load())
     return true;
   auto& s = the_state();
+  pending_lines log;
   std::lock_guard<std::mutex> guard{s.mutex};
-  if (s.tls || !s.table.tracks(fd))
+  if (!s.table.tracks(fd))
     return true;
   auto address = s.table.address(fd);
-  std::optional<refusal> refused;
+  handshake_table::plain_verdict verdict;
   if (size > 0)
-    refused = s.table.plain_bytes(fd, data, static_cast<size_t>(size));
+    verdict = s.table.plain_bytes(fd, data, static_cast<size_t>(size));
   else if (size == 0)
-    refused = s.table.failed(fd, refusal::closed_early);
+    verdict.refused = s.table.failed(fd, refusal::closed_early);
   sync_tracked(s);
-  if (!refused)
+  if (verdict.refused)
+    record(s, *verdict.refused, address, log);
+  if (verdict.pass)
     return true;
-  record(s, *refused, address);
   ::shutdown(fd, SHUT_RDWR);
-  return size == 0;
+  return false;
 }
 
 void on_close(int fd) {
   if (tracked.load() == 0)
     return;
   auto& s = the_state();
+  pending_lines log;
   std::lock_guard<std::mutex> guard{s.mutex};
   if (!s.table.tracks(fd))
     return;
-  // A plain connection closed by CAF before its header was complete (a
-  // peer that sent less and left is counted by on_recv already).
+  // A connection CAF closed before its handshake was done, for a reason
+  // of its own (a peer that left is counted when its end is read).
   auto address = s.table.address(fd);
   if (auto counted = s.table.failed(fd, refusal::closed_early))
-    record(s, *counted, address);
+    record(s, *counted, address, log);
   sync_tracked(s);
 }
 

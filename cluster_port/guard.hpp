@@ -13,8 +13,9 @@ namespace outbox::cluster_port {
 /// logged (at most one line per kind every 10 s) and counted. CAF 0.17.6
 /// has none of this and no hook for it: the socket calls it makes are
 /// interposed (cluster_port/socket_hooks.cpp, cluster_port/ssl_error_queue.cpp)
-/// and report here. Until watch() nothing is tracked and the hooks cost
-/// an atomic load.
+/// and report here. Until watch(), and whenever no connection is tracked,
+/// the hooks cost an atomic load; while one is, a close (and a read, on a
+/// plain port) takes the guard's mutex briefly.
 void watch(uint16_t port, bool tls, port_limits limits = {});
 
 /// Whether this process watches a cluster port (it listens for nodes).

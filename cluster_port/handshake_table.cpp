@@ -70,21 +70,30 @@ std::optional<refusal> handshake_table::failed(int fd, refusal why) {
   return out;
 }
 
-std::optional<refusal> handshake_table::plain_bytes(int fd, const char* data,
-                                                    size_t size) {
+handshake_table::plain_verdict handshake_table::plain_bytes(int fd, const char* data,
+                                                            size_t size) {
   auto at = open_.find(fd);
-  if (at == open_.end() || at->second.refused)
-    return std::nullopt;
-  auto& header = at->second.header;
-  header.append(data, std::min(size, basp_header_size - header.size()));
-  if (header.size() < basp_header_size)
-    return std::nullopt;
-  if (static_cast<uint8_t>(header[0]) > basp_last_operation)
-    return refuse(at->second, refusal::protocol_garbage);
-  if (payload_length(header) > limits_.max_first_payload)
-    return refuse(at->second, refusal::oversized_header);
-  open_.erase(at);
-  return std::nullopt;
+  if (at == open_.end())
+    return {};
+  auto& e = at->second;
+  if (e.refused)
+    return {false, std::nullopt};
+  if (e.header.size() < basp_header_size) {
+    auto taken = std::min(size, basp_header_size - e.header.size());
+    e.header.append(data, taken);
+    size -= taken;
+    if (e.header.size() < basp_header_size)
+      return {};
+    if (static_cast<uint8_t>(e.header[0]) > basp_last_operation)
+      return {false, refuse(e, refusal::protocol_garbage)};
+    if (payload_length(e.header) > limits_.max_first_payload)
+      return {false, refuse(e, refusal::oversized_header)};
+    e.payload_left = payload_length(e.header);
+  }
+  e.payload_left -= static_cast<uint32_t>(std::min<size_t>(size, e.payload_left));
+  if (e.payload_left == 0)
+    open_.erase(at);
+  return {};
 }
 
 std::vector<int> handshake_table::overdue(clock::time_point now) {

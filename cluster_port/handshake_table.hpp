@@ -61,11 +61,20 @@ public:
   /// or is not known here.
   std::optional<refusal> failed(int fd, refusal why);
 
-  /// Bytes a plain port read from `fd` before its handshake: once the
-  /// first 32-byte BASP header is complete, a refusal when its operation is
-  /// unknown or its payload larger than the bound; otherwise the
-  /// connection is done here (BASP takes it from there).
-  std::optional<refusal> plain_bytes(int fd, const char* data, size_t size);
+  /// What a plain port does with bytes it read before the handshake.
+  struct plain_verdict {
+    bool pass = true;               ///< false: fail the read, close
+    std::optional<refusal> refused; ///< to count and log (once)
+  };
+
+  /// Bytes a plain port read from `fd` before its handshake. Once the
+  /// first 32-byte BASP header is complete: refused when its operation is
+  /// unknown or its payload larger than the bound; otherwise still held
+  /// to the deadline and the bound until its payload has been read too
+  /// (the peer's handshake message), then done here. Bytes of a connection
+  /// refused already never pass: a peer refused for its address's bound
+  /// or its deadline may have sent a header that no check has read.
+  plain_verdict plain_bytes(int fd, const char* data, size_t size);
 
   /// The connections past the deadline at `now`, each returned once
   /// (refused as handshake_timeout).
@@ -90,7 +99,8 @@ private:
     std::string address;
     clock::time_point since;
     bool refused = false;
-    std::string header; ///< a plain port's first header, as read so far
+    std::string header;     ///< a plain port's first header, as read so far
+    uint32_t payload_left = 0; ///< of its first message, once the header is read
   };
 
   std::optional<refusal> refuse(entry& e, refusal why);

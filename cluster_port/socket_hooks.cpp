@@ -5,7 +5,8 @@
 // As in cluster_port/ssl_error_queue.cpp: the executable's definition of a symbol
 // a shared library uses wins, and each one calls the C library's after
 // (or before) reporting. Every other socket of the process (libpq,
-// rabbitmq-c) passes through at the cost of an atomic load.
+// rabbitmq-c) passes through at the cost of an atomic load while no
+// stranger is tracked, and of the guard's mutex, briefly, while one is.
 #include <sys/socket.h>
 #include <unistd.h>
 

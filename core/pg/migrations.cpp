@@ -157,6 +157,7 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
       + " DROP FUNCTION IF EXISTS " + n.events + "_merge_patch(jsonb, jsonb);"
       + " DROP FUNCTION IF EXISTS " + n.events + "_mark_inserting() CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.events + "_delete_deliveries() CASCADE;"
+      + " DROP FUNCTION IF EXISTS " + n.events + "_truncate_deliveries() CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.deliveries
       + "_complete_ordered(bigint[], text[], text[]);"
       + " DROP FUNCTION IF EXISTS " + n.deliveries

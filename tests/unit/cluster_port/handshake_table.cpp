@@ -84,17 +84,50 @@ CAF_TEST(a plain port reads the first header in pieces and bounds its payload) {
   auto now = clock::now();
   CAF_CHECK(!t.accepted(10, "a", now));
   auto ok = header(1, 1000);
-  CAF_CHECK(!t.plain_bytes(10, ok.data(), 5));
+  CAF_CHECK(t.plain_bytes(10, ok.data(), 5).pass);
   CAF_CHECK(t.tracks(10));
-  CAF_CHECK(!t.plain_bytes(10, ok.data() + 5, 27));
-  CAF_CHECK(!t.tracks(10)); // done: BASP reads the payload
+  CAF_CHECK(t.plain_bytes(10, ok.data() + 5, 27).pass);
+  // Still held to the deadline until the handshake's payload is read.
+  CAF_CHECK(t.tracks(10));
+  std::string payload(1000, 'p');
+  CAF_CHECK(t.plain_bytes(10, payload.data(), 600).pass);
+  CAF_CHECK(t.tracks(10));
+  CAF_CHECK(t.plain_bytes(10, payload.data(), 400).pass);
+  CAF_CHECK(!t.tracks(10)); // done: BASP has its first message
   CAF_CHECK(!t.accepted(11, "a", now));
   auto huge = header(1, 0x7fffffff);
-  CAF_CHECK(t.plain_bytes(11, huge.data(), huge.size()) == refusal::oversized_header);
-  CAF_CHECK(!t.plain_bytes(11, huge.data(), huge.size())); // once
+  auto refused = t.plain_bytes(11, huge.data(), huge.size());
+  CAF_CHECK(!refused.pass);
+  CAF_CHECK(refused.refused == refusal::oversized_header);
+  auto again = t.plain_bytes(11, huge.data(), huge.size());
+  CAF_CHECK(!again.pass);     // never passes
+  CAF_CHECK(!again.refused);  // counted once
   CAF_CHECK(!t.accepted(12, "b", now));
   auto garbage = std::string{"GET / HTTP/1.0\r\n\r\n"} + std::string(20, 'x');
-  CAF_CHECK(t.plain_bytes(12, garbage.data(), garbage.size()) == refusal::protocol_garbage);
+  CAF_CHECK(t.plain_bytes(12, garbage.data(), garbage.size()).refused
+            == refusal::protocol_garbage);
+  // A header and its payload in one read.
+  CAF_CHECK(!t.accepted(13, "c", now));
+  auto whole = header(1, 4) + "abcd";
+  CAF_CHECK(t.plain_bytes(13, whole.data(), whole.size()).pass);
+  CAF_CHECK(!t.tracks(13));
+}
+
+// A connection refused for its address's bound or its deadline may have
+// sent its header before anything read it: none of its bytes pass.
+CAF_TEST(bytes of a refused connection never pass however harmless they look) {
+  handshake_table t{small_limits()};
+  auto now = clock::now();
+  CAF_CHECK(!t.accepted(10, "a", now));
+  CAF_CHECK(!t.accepted(11, "a", now));
+  CAF_REQUIRE(t.accepted(12, "a", now) == refusal::too_many_half_open);
+  auto huge = header(1, 0x7fffffff);
+  auto verdict = t.plain_bytes(12, huge.data(), huge.size());
+  CAF_CHECK(!verdict.pass);
+  CAF_CHECK(!verdict.refused);
+  CAF_REQUIRE_EQUAL(t.overdue(now + 5s).size(), 2u);
+  auto ok = header(1, 10);
+  CAF_CHECK(!t.plain_bytes(10, ok.data(), ok.size()).pass);
 }
 
 CAF_TEST(a closed connection is forgotten and its number may come again) {
