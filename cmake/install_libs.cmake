@@ -5,7 +5,7 @@
 # outbox-testing), installed by `cmake --install` and in the Debian package.
 #
 # The headers keep the repository's layout under include/outbox/ (core/...,
-# worker/..., tests/fakes/...) and include/outbox is the exported include
+# worker/...) and include/outbox is the exported include
 # folder, so the headers' includes of each other resolve unchanged and an
 # application spells an include as this repository does:
 # "core/producer/event_store.hpp".
@@ -33,14 +33,12 @@ install(TARGETS ${outbox_libs} EXPORT OutboxTargets
 install(EXPORT OutboxTargets NAMESPACE Outbox:: DESTINATION ${outbox_cmake_dir})
 
 # Every header of the libraries' folders (a public header includes its
-# neighbours); of the test doubles, the one an application's tests use.
+# neighbours), the test doubles of core/testing/ among them.
 # schema/*.sql is compiled into outbox_pg (core/pg/CMakeLists.txt): no
 # generated header exists to install.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/core" "${PROJECT_SOURCE_DIR}/worker"
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/outbox
         FILES_MATCHING PATTERN "*.hpp")
-install(FILES "${PROJECT_SOURCE_DIR}/tests/fakes/fake_event_store.hpp"
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/outbox/tests/fakes)
 
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/OutboxConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/OutboxConfig.cmake" INSTALL_DESTINATION ${outbox_cmake_dir})

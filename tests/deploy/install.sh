@@ -48,7 +48,7 @@ step "cmake --install into a temporary root"
 DESTDIR=$TMP/root run "$TMP/install.log" "cmake --install failed" \
   cmake --install "$BUILD" --prefix /usr
 for f in include/outbox/core/producer/event_store.hpp include/outbox/core/producer/producer.hpp \
-         include/outbox/worker/worker.hpp include/outbox/tests/fakes/fake_event_store.hpp; do
+         include/outbox/worker/worker.hpp include/outbox/core/testing/fake_event_store.hpp; do
   [ -f "$PREFIX/$f" ] || fail "the install lacks /usr/$f"
 done
 for f in liboutbox_producer.a liboutbox_pg.a liboutbox_worker.a liboutbox_testing.a \

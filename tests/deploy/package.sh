@@ -60,7 +60,7 @@ done
 # package and the pkg-config files, in the multiarch library folder.
 LIB=./usr/lib/$(c++ -print-multiarch)
 for f in ./usr/include/outbox/core/producer/event_store.hpp ./usr/include/outbox/worker/worker.hpp \
-         ./usr/include/outbox/tests/fakes/fake_event_store.hpp \
+         ./usr/include/outbox/core/testing/fake_event_store.hpp \
          "$LIB/liboutbox_producer.a" "$LIB/liboutbox_worker.a" "$LIB/liboutbox_testing.a" \
          "$LIB/cmake/Outbox/OutboxConfig.cmake" "$LIB/cmake/Outbox/OutboxConfigVersion.cmake" \
          "$LIB/cmake/Outbox/OutboxTargets.cmake" "$LIB/cmake/Outbox/FindCAF.cmake" \

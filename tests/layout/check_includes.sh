@@ -11,6 +11,7 @@ declare -A allowed=(
   [core/amqp]="core/base core/json core/domain"
   [core/config]="core/base core/json core/domain core/pg core/amqp"
   [core/producer]="core/base core/json core/domain core/pg core/amqp core/config"
+  [core/testing]="core/base core/json core/domain core/pg core/amqp core/config core/producer"
   [worker]="core/base core/json core/domain core/amqp core/config"
   [cluster_port]="core/base"
   [actors]="core/base core/json core/domain core/pg core/amqp core/config core/producer cluster_port"

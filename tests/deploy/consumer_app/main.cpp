@@ -19,7 +19,7 @@
 #include "core/pg/migrations.hpp"
 #include "core/pg/pg_connection.hpp"
 #include "core/producer/event_store.hpp"
-#include "tests/fakes/fake_event_store.hpp"
+#include "core/testing/fake_event_store.hpp"
 #include "worker/worker.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "core/base/errors.hpp"
-#include "tests/fakes/fake_event_store.hpp"
+#include "core/testing/fake_event_store.hpp"
 #include "tests/sample_events.hpp"
 
 using namespace outbox;

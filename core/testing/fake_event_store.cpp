@@ -1,4 +1,4 @@
-#include "tests/fakes/fake_event_store.hpp"
+#include "core/testing/fake_event_store.hpp"
 
 namespace outbox::testing {
 
