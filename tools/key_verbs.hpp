@@ -3,7 +3,8 @@
 // returns the process exit code, as run_admin_verb does.
 #pragma once
 
-#include "tools/admin_verbs.hpp"
+#include "core/domain/schema_names.hpp"
+#include "tools/admin_args.hpp"
 
 namespace outbox {
 
