@@ -26,7 +26,8 @@ public:
                   std::shared_ptr<job_publisher> publisher, std::string queue,
                   dispatch_limits limits, std::shared_ptr<handoff_box> box)
     : store_(std::move(store)), publisher_(std::move(publisher)),
-      queue_(std::move(queue)), limits_(limits), box_(std::move(box)) {
+      queue_(std::move(queue)), limits_(limits), box_(std::move(box)),
+      window_(window_for(limits)) {
   }
 
   pass_outcome pass() override {
@@ -52,8 +53,10 @@ public:
         return out;
       }
     }
-    auto claimed = store_->claim_batch(
-      {queue_, limits_.batch_size, limits_.max_in_flight, cursor_});
+    claim_request request{queue_, limits_.batch_size,
+                          static_cast<int32_t>(window_.limit()), cursor_};
+    request.cohort_start_us = window_.cohort_start_us();
+    auto claimed = store_->claim_batch(request);
     // A failed claim learnt nothing: the next one starts from the beginning.
     cursor_ = claimed ? claimed->resume : claim_cursor{};
     if (!claimed) {
@@ -63,6 +66,11 @@ public:
       return out;
     }
     auto& jobs = claimed->jobs;
+    if (claimed->window)
+      window_.observe(*claimed->window, static_cast<int64_t>(jobs.size()));
+    out.gauges["in_flight_window"] = window_.limit();
+    out.gauges["completion_rate"]
+      = static_cast<int64_t>(window_.completion_rate());
     out.counters["expired"] = claimed->expired;
     for (auto& t : claimed->transitions)
       out.events.push_back(transition_event(t));
@@ -97,6 +105,15 @@ public:
   }
 
 private:
+  // The queue's window starts at a batch (or the ceiling, if lower) and
+  // follows what the workers finish (core/domain/in_flight_window.hpp).
+  static in_flight_window window_for(const dispatch_limits& limits) {
+    window_settings s;
+    s.ceiling = limits.max_in_flight;
+    s.start = limits.batch_size;
+    return in_flight_window{s};
+  }
+
   // The router's credit after a claim (core/domain/handoff.hpp): what the
   // claim's count of the queue's dispatched deliveries left. None while
   // deliveries wait (the claim took all it could or hit the limit, or
@@ -228,6 +245,8 @@ private:
   /// Where the next claim of the queue starts (see claim_cursor): the
   /// dispatcher's own, since it is the one that claims the queue in runs.
   claim_cursor cursor_;
+  /// The queue's in-flight limit, as its workers' pace allows.
+  in_flight_window window_;
 };
 
 } // namespace

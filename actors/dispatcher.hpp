@@ -17,7 +17,8 @@ namespace outbox {
 /// How much one dispatcher claims: per pass, and out at once for its queue.
 struct dispatch_limits {
   int32_t batch_size = 100;
-  /// Config `maxInFlight`: deliveries of the queue dispatched at once,
+  /// Config `maxInFlight`: the ceiling of the queue's in-flight window
+  /// (core/domain/in_flight_window.hpp), deliveries dispatched at once,
   /// counted over every dispatcher of the queue.
   int32_t max_in_flight = 1000;
 };

@@ -74,6 +74,7 @@ bool metrics_readable(const actor_metrics& m, const join_limits& limits) {
   return m.last_error.size() <= limits.max_error_text_bytes
          && is_valid_utf8(m.last_error)
          && counts_readable(m.counters, limits.max_counters)
+         && counts_readable(m.gauges, limits.max_counters)
          && m.histograms.empty(); // a node keeps its latencies to itself
 }
 

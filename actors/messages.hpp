@@ -79,6 +79,9 @@ struct actor_metrics {
   bool connected = true;    ///< its last pass reached the database/broker
   std::string last_error;
   std::map<std::string, int64_t> counters; ///< role-specific, e.g. "stale"
+  /// Role-specific values as they are now, e.g. a dispatcher's
+  /// "in_flight_window" (its queue's limit) and "completion_rate".
+  std::map<std::string, int64_t> gauges;
   /// Latencies by name ("pass", "confirm", ...): for the node's own
   /// /metrics only; the agent leaves them out of what it sends the status
   /// node.
@@ -178,7 +181,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_metrics& x) {
   return f(caf::meta::type_name("actor_metrics"), x.name, x.role, x.queue,
            x.passes, x.rows, x.errors, x.last_pass_ms, x.connected,
-           x.last_error, x.counters, x.histograms);
+           x.last_error, x.counters, x.gauges, x.histograms);
 }
 
 template <class Inspector>

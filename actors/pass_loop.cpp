@@ -61,6 +61,8 @@ void record(actor_metrics& m, const pass_outcome& out, int64_t now) {
   }
   for (auto& [k, v] : out.counters)
     m.counters[k] += v;
+  for (auto& [k, v] : out.gauges)
+    m.gauges[k] = v;
   for (auto& [name, seconds] : out.latencies)
     for (auto s : seconds)
       m.histograms[name].observe(s);

@@ -46,6 +46,7 @@ struct pass_outcome {
   bool hold = false;
   caf::error error;
   std::map<std::string, int64_t> counters; ///< added to the metrics
+  std::map<std::string, int64_t> gauges;   ///< replace the metrics' values
   /// Logged and sent to the node's lifecycle group after the pass.
   std::vector<lifecycle_event> events;
   /// Latencies seen in the pass, in seconds, by histogram name (added to

@@ -54,7 +54,7 @@ struct actor_json {
   bool up = false;
   int64_t passes = 0, rows = 0, errors = 0, last_pass_ms = 0;
   bool connected = false;
-  count_map counters;
+  count_map counters, gauges;
 };
 
 template <class Inspector>
@@ -63,7 +63,8 @@ bool inspect(Inspector& f, actor_json& x) {
            field("queue", x.queue), field("up", x.up),
            field("passes", x.passes), field("rows", x.rows),
            field("errors", x.errors), field("lastPassMs", x.last_pass_ms),
-           field("connected", x.connected), field("counters", x.counters));
+           field("connected", x.connected), field("counters", x.counters),
+           field("gauges", x.gauges));
 }
 
 struct node_json {
@@ -107,7 +108,8 @@ bool inspect(Inspector& f, status_json_doc& x) {
 actor_json actor_of(const actor_view& a) {
   auto& m = a.metrics;
   return {m.name,   m.role,   m.queue,        a.up,        m.passes,
-          m.rows,   m.errors, m.last_pass_ms, m.connected, m.counters};
+          m.rows,   m.errors, m.last_pass_ms, m.connected, m.counters,
+          m.gauges};
 }
 
 node_json node_of(const node_view& n) {

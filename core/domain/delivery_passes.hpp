@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/domain/delivery.hpp"
+#include "core/domain/in_flight_window.hpp"
 
 namespace outbox {
 
@@ -49,6 +50,9 @@ struct claim_request {
   int32_t max_in_flight = no_limit;
   /// The `resume` of the previous claim of this queue; the start for none.
   claim_cursor from;
+  /// The in-flight window's cohort (in_flight_window::cohort_start_us):
+  /// the claim counts how many of it are still out.
+  std::optional<int64_t> cohort_start_us;
 };
 
 struct claim_result {
@@ -68,6 +72,9 @@ struct claim_result {
   bool at_limit = false;
   /// Where the next claim of the queue starts (see claim_cursor).
   claim_cursor resume;
+  /// What the claim saw for the in-flight window; nullopt when it did not
+  /// say (with room).
+  std::optional<window_sample> window;
 };
 
 struct apply_result {

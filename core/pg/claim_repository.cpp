@@ -30,7 +30,8 @@ constexpr const char* send_columns = R"sql(SELECT 'send'::text AS kind, c.id AS 
        NULL::bigint AS next_ready_us, NULL::bigint AS room,
        NULL::text AS cursor_available_at,
        (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us,
-       c.delivery_timeout_seconds AS timeout_seconds)sql";
+       c.delivery_timeout_seconds AS timeout_seconds,
+       NULL::bigint AS in_flight, NULL::bigint AS cohort_left)sql";
 
 // Fills the send columns' slot of `sql`.
 std::string with_send_columns(std::string sql) {
@@ -48,8 +49,10 @@ std::string with_send_columns(std::string sql) {
 // of its own: when the next pending delivery (a retry, say) becomes ready
 // ('next_ready', so a pass needs no second round trip to time the next),
 // the last key taken ('cursor') and how many more the queue's in-flight
-// limit let this claim take ('room'). The first branch names and types
-// every column; the others fill them by position.
+// limit let this claim take ('room', which also reports what the
+// in-flight window measures: in_flight, cohort_left, the shortest timeout
+// among those out and the database's clock). The first branch names and
+// types every column; the others fill them by position.
 constexpr const char* claim_sql = R"sql(
 WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
   UPDATE {{deliveries}} d
@@ -71,22 +74,24 @@ WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
 FROM claimed c JOIN {{events}} e ON e.id = c.event_id
 UNION ALL
 SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
-       attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM expired
 UNION ALL
 SELECT 'next_ready', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL, NULL,
        (extract(epoch FROM min(available_at) - now()) * 1000000)::bigint,
-       NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL
 FROM {{deliveries}}
 WHERE queue = $1 AND status = 'pending' AND available_at > now()
 UNION ALL
 (SELECT 'cursor', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-        NULL, NULL, NULL, NULL, NULL, NULL, available_at::text, NULL, NULL
+        NULL, NULL, NULL, NULL, NULL, NULL, available_at::text, NULL, NULL,
+        NULL, NULL
  FROM ready ORDER BY available_at DESC, id DESC LIMIT 1)
 UNION ALL
 SELECT 'room', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, NULL, NULL, NULL, n, NULL, NULL, NULL
+       NULL, NULL, NULL, now_us, NULL, n, NULL, NULL, timeout_seconds,
+       in_flight, cohort_left
 FROM room
 ORDER BY id
 )sql";
@@ -96,9 +101,18 @@ ORDER BY id
 // which only dispatched rows enter. It counts in the database so that the
 // limit holds for every dispatcher of the queue, on any node; claims that
 // run at the same moment each see the same count, so together they may
-// exceed it by up to a batch each.
+// exceed it by up to a batch each. From the same rows, for the in-flight
+// window (core/domain/in_flight_window.hpp): how many of those dispatched
+// at or before the cohort's start ({{cohort}}, the database's clock in
+// microseconds, compared as such so that a row dispatched at that very
+// instant counts) are still out, and the shortest timeout among them.
 constexpr const char* room_sql = R"sql(
-  SELECT greatest(0, {{max}}::bigint - count(*)) AS n FROM {{deliveries}}
+  SELECT greatest(0, {{max}}::bigint - count(*)) AS n, count(*) AS in_flight,
+         count(*) FILTER (WHERE {{unix_micros:dispatched_at}}
+                                <= coalesce({{cohort}}::bigint, -1)) AS cohort_left,
+         min(delivery_timeout_seconds) AS timeout_seconds,
+         (extract(epoch FROM now()) * 1000000)::bigint AS now_us
+  FROM {{deliveries}}
   WHERE queue = $1 AND status = 'dispatched'
 )sql";
 
@@ -175,12 +189,22 @@ std::vector<pg_param> handed_params(const std::vector<handed_delivery>& ds) {
   return {pg_int_array(ids), pg_text_array(dispatch_ids)};
 }
 
-// `ready` picks the rows; `max` is the parameter of the in-flight limit.
+// The cohort's start as a parameter: NULL when the request names none.
+pg_param cohort_param(const claim_request& req) {
+  if (!req.cohort_start_us)
+    return std::nullopt;
+  return std::to_string(*req.cohort_start_us);
+}
+
+// `ready` picks the rows; `max` and `cohort` are the parameters of the
+// in-flight limit and of the window's cohort.
 std::string claim_statement(const schema_names& n, const char* ready,
-                            const char* max) {
+                            const char* max, const char* cohort) {
   std::string sql = with_send_columns(claim_sql);
   fill_slot(sql, "{{room}}", room_sql);
   fill_slot(sql, "{{max}}", max);
+  fill_slot(sql, "{{cohort}}", cohort);
+  fill_slot(sql, "{{unix_micros:dispatched_at}}", unix_micros("dispatched_at"));
   fill_slot(sql, "{{ready}}", ready);
   return fill_names(std::move(sql), n);
 }
@@ -202,7 +226,7 @@ struct claim_columns {
   int kind, id, event_id, job, queue, dispatch_id, event_type, payload,
     content_type, headers, attempts, retry_delays, repeat_last_delay,
     expires_us, now_us, next_ready_us, room, cursor_available_at, event_age_us,
-    timeout_seconds;
+    timeout_seconds, in_flight, cohort_left;
 
   static caf::expected<claim_columns> of(const pg_rows& rows,
                                          const char* statement) {
@@ -214,7 +238,8 @@ struct claim_columns {
                     col("repeat_last_delay"), col("expires_us"),
                     col("now_us"), col("next_ready_us"), col("room"),
                     col("cursor_available_at"), col("event_age_us"),
-                    col("timeout_seconds")};
+                    col("timeout_seconds"), col("in_flight"),
+                    col("cohort_left")};
     if (col.error())
       return col.error();
     return c;
@@ -292,6 +317,12 @@ caf::expected<claim_rows> read_claim(const pg_rows& rows, claim_result& out,
         break;
       case claim_row::room:
         out.room = rows.int64(i, c->room);
+        out.window = window_sample{
+          rows.int64(i, c->now_us), rows.int64(i, c->in_flight),
+          rows.int64(i, c->cohort_left),
+          rows.is_null(i, c->timeout_seconds)
+            ? 0.0
+            : static_cast<double>(rows.int64(i, c->timeout_seconds))};
         break;
     }
   }
@@ -301,8 +332,8 @@ caf::expected<claim_rows> read_claim(const pg_rows& rows, claim_result& out,
 } // namespace
 
 claim_repository::claim_repository(const schema_names& names)
-  : claim_sql_(claim_statement(names, batch_ready, "$5")),
-    claim_one_sql_(claim_statement(names, one_ready, "$3")),
+  : claim_sql_(claim_statement(names, batch_ready, "$5", "$6")),
+    claim_one_sql_(claim_statement(names, one_ready, "$3", "$4")),
     candidates_sql_(fill_names(candidates_sql, names)),
     quarantine_sql_(fill_names(quarantine_sql, names)),
     release_handed_sql_(fill_names(release_handed_sql, names)), release_(names) {
@@ -344,7 +375,8 @@ claim_repository::claim_batch(pg_connection& conn, const claim_request& req) {
                                  {req.queue, std::to_string(req.batch_size),
                                   req.from.available_at,
                                   std::to_string(req.from.id),
-                                  std::to_string(req.max_in_flight)});
+                                  std::to_string(req.max_in_flight),
+                                  cohort_param(req)});
   if (!rows) {
     if (!is_data_error(rows.error()))
       return rows.error();
@@ -391,7 +423,8 @@ claim_repository::claim_one_by_one(pg_connection& conn, const claim_request& req
     // Each alone in autocommit, as the batch would have been.
     auto rows = conn.exec_prepared("claim_one", claim_one_sql_,
                                    {req.queue, id,
-                                    std::to_string(req.max_in_flight)});
+                                    std::to_string(req.max_in_flight),
+                                    cohort_param(req)});
     if (rows) {
       any_claimed = true;
       if (auto got = read_claim(*rows, out, "claim_one"); !got)

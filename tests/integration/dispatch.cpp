@@ -141,6 +141,35 @@ CAF_TEST(the in flight limit holds across dispatchers of one queue) {
   CAF_CHECK_EQUAL(count_status("dispatched"), 4);
 }
 
+// What the in-flight window measures (core/domain/in_flight_window.hpp)
+// comes from the claim's count on the server: how many are out, how many
+// of a cohort are still out, the shortest timeout and the server's clock.
+CAF_TEST(a claim reports what the in flight window measures) {
+  make_deliveries(6, {60});
+  auto first = claim("q", 3);
+  CAF_REQUIRE(first.window);
+  CAF_CHECK_EQUAL(first.window->in_flight, 0); // counted before it took any
+  CAF_CHECK_EQUAL(first.window->cohort_left, 0);
+  CAF_CHECK_EQUAL(first.window->timeout_seconds, 0.0);
+  // The next claim asks about the cohort that started at the first: its
+  // three deliveries, dispatched at that very instant.
+  claim_request next{"q", 1};
+  next.cohort_start_us = first.window->now_us;
+  auto second = claims.claim_batch(db, next);
+  CAF_REQUIRE(second && second->window);
+  CAF_CHECK_EQUAL(second->window->in_flight, 3);
+  CAF_CHECK_EQUAL(second->window->cohort_left, 3);
+  CAF_CHECK(second->window->timeout_seconds > 0);
+  CAF_CHECK_GREATER_OR_EQUAL(second->window->now_us, first.window->now_us);
+  // One of the cohort finished, and the one the second claim took is not
+  // of the cohort.
+  apply({result_of(first.jobs[0], outcome::completed)});
+  auto third = claims.claim_batch(db, next);
+  CAF_REQUIRE(third && third->window);
+  CAF_CHECK_EQUAL(third->window->in_flight, 3);
+  CAF_CHECK_EQUAL(third->window->cohort_left, 2);
+}
+
 // The cursor of full batches (see claim_cursor) goes on while the limit
 // cuts claims short: a claim that took all it could is as good as full.
 CAF_TEST(claims at the limit go on from where they left off) {

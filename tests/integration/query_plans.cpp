@@ -89,7 +89,7 @@ struct plan_fixture : delivery_fixture {
     CAF_CHECK(!has(complete, "Seq Scan"));
     CAF_CHECK(!has(complete, "timeout_idx"));
     auto claim = plan_of("AND available_at <= now()",
-                         "('q', 100, '-infinity', 0, 1000)");
+                         "('q', 100, '-infinity', 0, 1000, NULL)");
     CAF_MESSAGE("claim plan:\n" << claim);
     CAF_CHECK(has(claim, names.deliveries + "_ready_idx"));
     CAF_CHECK(!has(claim, "Seq Scan"));

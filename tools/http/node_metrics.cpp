@@ -40,6 +40,38 @@ void per_actor(prometheus_text& t, const metrics_input& in, const char* name,
     t.sample(actor_labels(a.metrics), value(a));
 }
 
+// The values actors report as they are now (actor_metrics::gauges), each
+// a family of its own over the actors that report it.
+struct gauge_family {
+  const char* key;
+  const char* name;
+  const char* help;
+};
+
+const gauge_family gauge_families[] = {
+  {"in_flight_window", "outbox_in_flight_window",
+   "The queue's in-flight limit as its dispatcher sets it from what the "
+   "workers finish (maxInFlight is its ceiling)."},
+  {"completion_rate", "outbox_completion_rate",
+   "Deliveries of the queue its workers finished per second, as the "
+   "dispatcher last measured it for the window."},
+};
+
+void gauges(prometheus_text& t, const metrics_input& in) {
+  for (auto& g : gauge_families) {
+    bool any = false;
+    for (auto& a : in.node.view.actors) {
+      auto it = a.metrics.gauges.find(g.key);
+      if (it == a.metrics.gauges.end())
+        continue;
+      if (!any)
+        t.family(g.name, kind::gauge, g.help);
+      any = true;
+      t.sample(actor_labels(a.metrics), double(it->second));
+    }
+  }
+}
+
 void actors(prometheus_text& t, const metrics_input& in) {
   per_actor(t, in, "outbox_actor_up", kind::gauge,
             "1 while the actor runs, 0 once it has terminated.",
@@ -75,6 +107,7 @@ void actors(prometheus_text& t, const metrics_input& in) {
       labels.emplace_back("outcome", outcome);
       t.sample(labels, double(n));
     }
+  gauges(t, in);
 }
 
 // The histograms the actors keep, by their name in actor_metrics.

@@ -370,6 +370,36 @@ CAF_TEST(at the in flight limit the next pass comes soon and wake-ups wait) {
   stop(d);
 }
 
+// The window (core/domain/in_flight_window.hpp) is the claim's limit; each
+// claim names the cohort the one before started, and what the workers
+// finished sets the next limit.
+CAF_TEST(the claim asks for the in flight window and the window follows the workers) {
+  auto first = claimed({1, 2});
+  first.window = window_sample{1'000'000, 0, 0, 10};
+  auto second = claimed({});
+  // A second later both are still out: nothing finished.
+  second.window = window_sample{2'000'000, 2, 2, 10};
+  auto third = claimed({});
+  // 100 ms later both left: at least 20 a second.
+  third.window = window_sample{2'100'000, 0, 0, 10};
+  for (auto& c : {first, second, third})
+    store->claims.push_back(c);
+  auto d = spawn_dispatcher(manual_passes(), 50, 1000);
+  for (int i = 0; i < 3; ++i)
+    request<int64_t>(d, once_atom::value);
+  CAF_REQUIRE_EQUAL(store->requests.size(), 3u);
+  CAF_CHECK_EQUAL(store->requests[0].max_in_flight, 50); // a batch to start
+  CAF_CHECK(!store->requests[0].cohort_start_us);
+  CAF_CHECK_EQUAL(store->requests[1].cohort_start_us.value_or(0), 1'000'000);
+  CAF_CHECK_EQUAL(store->requests[2].max_in_flight, 1); // stalled: the floor
+  CAF_CHECK_EQUAL(store->requests[2].cohort_start_us.value_or(0), 2'000'000);
+  auto& gauges = pass_state_of(d).metrics.gauges;
+  // 2 in 100 ms: 20 a second, 10 s timeout, half of it: 100.
+  CAF_CHECK_EQUAL(gauges["in_flight_window"], 100);
+  CAF_CHECK_EQUAL(gauges["completion_rate"], 20);
+  stop(d);
+}
+
 // The claim cursor is the dispatcher's: each claim starts where the one
 // before said, and after a failed claim from the beginning again.
 CAF_TEST(each claim starts where the previous one left off or over after a failure) {

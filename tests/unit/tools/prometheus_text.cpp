@@ -25,6 +25,7 @@ node_report sample_report() {
   d.metrics.rows = 7;
   d.metrics.last_pass_ms = 9000;
   d.metrics.counters = {{"expired", 2}};
+  d.metrics.gauges = {{"in_flight_window", 250}, {"completion_rate", 50}};
   r.view.actors.push_back(d);
   r.lifecycle_by_queue["published"]["q\"1"] = 7;
   r.status_joined = true;
@@ -93,6 +94,9 @@ CAF_TEST(the metrics of a node name its actors by role and queue only) {
                     "outbox_actor_outcomes_total{role=\"dispatcher\",queue=\"q\\\"1\","
                     "outcome=\"expired\"} 2\n",
                     "outbox_lifecycle_events_total{kind=\"published\",queue=\"q\\\"1\"} 7\n",
+                    "# TYPE outbox_in_flight_window gauge\n",
+                    "outbox_in_flight_window{role=\"dispatcher\",queue=\"q\\\"1\"} 250\n",
+                    "outbox_completion_rate{role=\"dispatcher\",queue=\"q\\\"1\"} 50\n",
                     "outbox_status_joined 1\n"})
     OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
   // No cluster view: no database figures; no cluster port: no refusals.

@@ -41,6 +41,7 @@ cluster_status sample() {
   a.metrics.connected = false;
   a.metrics.last_error = "not in the JSON";
   a.metrics.counters = {{"nacked", 2}};
+  a.metrics.gauges = {{"in_flight_window", 40}};
   n.actors.push_back(a);
   s.nodes.push_back(n);
   return s;
@@ -71,7 +72,8 @@ CAF_TEST(the status of a cluster with its nodes) {
       "\"actors\":[{\"name\":\"dispatcher q\",\"role\":\"dispatcher\","
       "\"queue\":\"q\",\"up\":true,\"passes\":4,\"rows\":5,\"errors\":1,"
       "\"lastPassMs\":1700000000000,\"connected\":false,\"counters\":"
-      "{\"nacked\":2}}],\"lifecycle\":{\"completed\":7}}]}");
+      "{\"nacked\":2},\"gauges\":{\"in_flight_window\":40}}],"
+      "\"lifecycle\":{\"completed\":7}}]}");
 }
 
 CAF_TEST(the status from the database alone has no nodes) {

@@ -1,0 +1,54 @@
+#include "core/domain/in_flight_window.hpp"
+
+#include <algorithm>
+
+namespace outbox {
+
+in_flight_window::in_flight_window(window_settings s)
+  : s_(s), limit_(std::clamp(s.start, std::min(s.floor, s.ceiling), s.ceiling)) {
+}
+
+void in_flight_window::start_cohort(const window_sample& s, int64_t taken) {
+  cohort_start_us_ = s.now_us;
+  cohort_size_ = s.in_flight + taken;
+  own_out_ = cohort_size_;
+}
+
+void in_flight_window::observe(const window_sample& s, int64_t taken) {
+  if (s.timeout_seconds > 0)
+    timeout_seconds_ = s.timeout_seconds;
+  if (!cohort_start_us_ || cohort_size_ == 0 || s.now_us < *cohort_start_us_) {
+    // Nothing was out (no information), or the clock went back.
+    start_cohort(s, taken);
+    return;
+  }
+  auto elapsed = std::chrono::microseconds{s.now_us - *cohort_start_us_};
+  auto left = std::clamp<int64_t>(s.cohort_left, 0, cohort_size_);
+  bool finished = static_cast<double>(left)
+                  <= static_cast<double>(cohort_size_) * s_.finished_share;
+  if (!finished && elapsed < s_.interval) {
+    own_out_ += taken; // still measuring this cohort
+    return;
+  }
+  if (elapsed.count() <= 0) {
+    own_out_ += taken;
+    return;
+  }
+  // Two lower bounds of what finished since the cohort's start: its own
+  // members that left, and what this dispatcher had out less what is out
+  // now (exact with one dispatcher: it also counts the newer ones that
+  // finished).
+  auto done = std::max(cohort_size_ - left, own_out_ - s.in_flight);
+  rate_ = static_cast<double>(done) / (static_cast<double>(elapsed.count()) / 1e6);
+  if (timeout_seconds_ > 0) {
+    auto target = static_cast<int64_t>(rate_ * timeout_seconds_ * s_.fraction);
+    // Finished: the workers keep up, so the window only grows (a measure
+    // over few deliveries is a lower bound of what they can do). Not
+    // finished within the interval: the window is what they finished.
+    auto next = finished ? std::max(limit_, target) : target;
+    limit_ = std::clamp(next, std::min(s_.floor, s_.ceiling), s_.ceiling);
+  }
+  start_cohort(s, taken);
+}
+
+} // namespace outbox
