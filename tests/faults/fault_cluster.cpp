@@ -1,5 +1,6 @@
 #include "tests/faults/fault_cluster.hpp"
 
+#include <csignal>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include <caf/test/unit_test.hpp>
+#include <rapidjson/document.h>
 
 namespace outbox::testing {
 
@@ -99,7 +101,7 @@ void fault_cluster::start_all() {
   start_dispatcher_node();
 }
 
-void fault_cluster::start_workers(int job_ms, int prefetch) {
+void fault_cluster::start_workers(int job_ms, int prefetch, int slow_job_ms) {
   for (auto [q, job] : {std::pair{jobs_queue, "J"}, std::pair{mail_queue, "K"}}) {
     auto n = std::to_string(workers.size());
     workers.push_back(std::make_unique<child_process>(
@@ -107,9 +109,15 @@ void fault_cluster::start_workers(int job_ms, int prefetch) {
       std::vector<std::string>{"--config", config_path_, "--queue", q, "--job",
                                job, "--journal", dir + "journal-" + n,
                                "--job-ms", std::to_string(job_ms),
-                               "--prefetch", std::to_string(prefetch)},
+                               "--prefetch", std::to_string(prefetch),
+                               "--slow-job-ms", std::to_string(slow_job_ms)},
       dir + "worker-" + n + ".log"));
   }
+}
+
+void fault_cluster::slow_down_workers() {
+  for (auto& w : workers)
+    w->signal(SIGUSR1);
 }
 
 void fault_cluster::publish_in_background(int n, int per_second) {
@@ -183,6 +191,8 @@ fault_verdict fault_cluster::settle(std::chrono::seconds limit) {
   v.completed = count_status("completed");
   v.failed = count_status("failed");
   v.open = count_status("pending") + count_status("dispatched");
+  v.sent_again = must_exec(db, "SELECT count(*) FROM " + all_deliveries(names)
+                                 + " d WHERE attempts > 0").int64(0, 0);
   std::map<int64_t, int64_t> runs;
   for (size_t i = 0; i < workers.size(); ++i)
     for (auto [id, n] : read_journal(dir + "journal-" + std::to_string(i)))
@@ -203,7 +213,8 @@ void fault_cluster::check(const std::string& scenario, const fault_verdict& v,
   CAF_MESSAGE("scenario " << scenario << ": expected " << v.expected
                           << ", completed " << v.completed << ", failed "
                           << v.failed << ", open " << v.open << ", resent "
-                          << v.resent << ", recovery " << v.recovery_seconds
+                          << v.resent << ", sent again " << v.sent_again
+                          << ", recovery " << v.recovery_seconds
                           << " s");
   CAF_CHECK_EQUAL(v.deliveries, v.expected); // none lost
   CAF_CHECK_EQUAL(v.open, 0);                 // every one final
@@ -254,6 +265,27 @@ int fault_cluster::lines_with(const std::string& node, const std::string& text) 
   while (std::getline(in, line))
     n += line.find(text) != std::string::npos;
   return n;
+}
+
+std::optional<int64_t> fault_cluster::gauge(const std::string& actor,
+                                            const std::string& name) {
+  auto [rc, out] = run_command(std::string{OUTBOXCTL_PATH} + " status --json "
+                               "--connect 127.0.0.1:" + status_port_);
+  rapidjson::Document doc;
+  if (rc != 0 || doc.Parse(out.c_str()).HasParseError() || !doc.IsObject()
+      || !doc.HasMember("nodes") || !doc["nodes"].IsArray())
+    return std::nullopt;
+  for (auto& node : doc["nodes"].GetArray()) {
+    if (!node.IsObject() || !node.HasMember("actors") || !node["actors"].IsArray())
+      continue;
+    for (auto& a : node["actors"].GetArray())
+      if (a.IsObject() && a.HasMember("name") && a["name"].IsString()
+          && actor == a["name"].GetString() && a.HasMember("gauges")
+          && a["gauges"].IsObject() && a["gauges"].HasMember(name.c_str())
+          && a["gauges"][name.c_str()].IsInt64())
+        return a["gauges"][name.c_str()].GetInt64();
+  }
+  return std::nullopt;
 }
 
 } // namespace outbox::testing

@@ -29,6 +29,10 @@ struct fault_verdict {
   int64_t failed_but_ran = 0; ///< failed although a worker completed it
   int64_t runs = 0;      ///< job runs the workers journaled
   int64_t resent = 0;    ///< runs beyond one per delivery that ran
+  /// Deliveries with an attempt counted against them (a timeout, say),
+  /// also those whose first send never reached a worker (expired in the
+  /// broker), which `resent` does not see.
+  int64_t sent_again = 0;
   double recovery_seconds = 0;
 };
 
@@ -51,8 +55,11 @@ public:
   void start_router_node();
   void start_dispatcher_node();
   void start_all();
-  /// A fault_worker per queue, each job taking `job_ms`.
-  void start_workers(int job_ms = 0, int prefetch = 10);
+  /// A fault_worker per queue, each job taking `job_ms`, and `slow_job_ms`
+  /// once slow_down_workers() told it so.
+  void start_workers(int job_ms = 0, int prefetch = 10, int slow_job_ms = 0);
+  /// Every running worker takes its `slow_job_ms` a job from now on.
+  void slow_down_workers();
 
   std::unique_ptr<child_process> status_node, router_node, dispatcher_node;
   std::vector<std::unique_ptr<child_process>> workers;
@@ -94,6 +101,11 @@ public:
 
   /// The newest event id (0 if none).
   int64_t last_event_id();
+
+  /// A gauge of an actor as the status node shows it (`outboxctl status
+  /// --json`), e.g. gauge("dispatcher " + jobs_queue, "in_flight_window");
+  /// nullopt while the status node does not show it.
+  std::optional<int64_t> gauge(const std::string& actor, const std::string& name);
 
   const std::string& status_port() const { return status_port_; }
 

@@ -2,7 +2,9 @@
 // It completes every job of one queue after --job-ms milliseconds and
 // appends the delivery id of each run to --journal, so that a test can
 // count how often a job ran (a resend) and which deliveries a worker
-// completed (none of them may end failed).
+// completed (none of them may end failed). SIGUSR1 switches it to
+// --slow-job-ms: a worker that slows down mid-run, as after a deploy.
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -16,10 +18,15 @@
 namespace {
 
 outbox::worker* running = nullptr;
+std::atomic<bool> slow{false};
 
 extern "C" void on_signal(int) {
   if (running != nullptr)
     running->stop(); // an atomic store: safe in a signal handler
+}
+
+extern "C" void on_slow_down(int) {
+  slow = true; // lock-free atomic store: safe in a signal handler
 }
 
 struct fault_worker_config : outbox::cli_config {
@@ -28,6 +35,7 @@ struct fault_worker_config : outbox::cli_config {
   std::string job = "J";
   std::string journal;
   int64_t job_ms = 0;
+  int64_t slow_job_ms = 0;
   int64_t prefetch = 10;
   fault_worker_config() {
     opt_group{options(), "global"}
@@ -36,6 +44,7 @@ struct fault_worker_config : outbox::cli_config {
       .add(job, "job", "the job to complete (default J)")
       .add(journal, "journal", "file that gets a line per run")
       .add(job_ms, "job-ms", "milliseconds a job takes")
+      .add(slow_job_ms, "slow-job-ms", "milliseconds a job takes after SIGUSR1")
       .add(prefetch, "prefetch", "unacked jobs held at most");
   }
 };
@@ -58,12 +67,14 @@ int main(int argc, char** argv) {
                                           static_cast<uint16_t>(opts.prefetch),
                                           cfg->queue_type_of(opts.queue)}};
   w.handle(opts.job, [&](const outbox::job_context& ctx) {
-    std::this_thread::sleep_for(std::chrono::milliseconds{opts.job_ms});
+    std::this_thread::sleep_for(
+      std::chrono::milliseconds{slow ? opts.slow_job_ms : opts.job_ms});
     journal << ctx.delivery_id << std::endl; // flushed: a kill -9 keeps it
   });
   running = &w;
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
+  std::signal(SIGUSR1, on_slow_down);
   w.run();
   return 0;
 }
