@@ -48,6 +48,9 @@ using listen_atom = caf::atom_constant<caf::atom("listen")>;
 /// Why a node's dispatchers miss wake-ups ("" = they do not): ready
 /// listener → node agent → status actor.
 using wakeup_atom = caf::atom_constant<caf::atom("wakeups")>;
+/// Which queues have a live result handler, and since when it was last
+/// heard (node agent → status actor, for the sweeper's relay_stalls).
+using liveness_atom = caf::atom_constant<caf::atom("liveness")>;
 
 // -- actors that run passes ---------------------------------------------------
 
@@ -168,7 +171,8 @@ using status_actor = caf::typed_actor<
   caf::reacts_to<metrics_atom, std::string, std::vector<actor_metrics>>,
   caf::reacts_to<lifecycle_atom, std::string, std::map<std::string, int64_t>>,
   caf::reacts_to<wakeup_atom, std::string, std::string>,
-  caf::replies_to<status_atom>::with<cluster_status>>;
+  caf::replies_to<status_atom>::with<cluster_status>,
+  caf::replies_to<liveness_atom>::with<std::map<std::string, int64_t>>>;
 
 // -- inspection (serialization across nodes, printing in tests) ---------------
 

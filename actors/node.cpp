@@ -54,7 +54,7 @@ caf::expected<std::unique_ptr<node>>
 node::start(caf::actor_system& sys, const config& cfg,
             const node_settings& settings) {
   std::unique_ptr<node> n{new node(sys)};
-  node_bootstrap b{sys, cfg, settings, n->actors_, {}, {}, new_wake_origin()};
+  node_bootstrap b{sys, cfg, settings, n->actors_, {}, {}, new_wake_origin(), nullptr};
   b.pass.idle = std::chrono::seconds{settings.sleep_seconds};
   b.pass.self_driven = !settings.once;
   b.info.name = node_name(settings.identity);

@@ -19,7 +19,10 @@ using self_ptr = node_agent_actor::stateful_pointer<node_agent_state>;
 constexpr auto tick_interval = std::chrono::milliseconds{500};
 constexpr auto max_connect_delay = std::chrono::milliseconds{5000};
 
-void flush_metrics(self_ptr self) {
+// Sends what changed; with `beat`, the metrics message goes also when
+// nothing did, empty: the status node learns from it that the node is not
+// stalled (results_liveness_of).
+void flush_metrics(self_ptr self, bool beat) {
   auto& st = self->state;
   if (st.status && st.lifecycle_changed) {
     st.lifecycle_changed = false;
@@ -29,7 +32,7 @@ void flush_metrics(self_ptr self) {
     st.wakeups_changed = false;
     self->send(st.status, wakeup_atom::value, st.info.name, st.wakeups_degraded);
   }
-  if (!st.status || st.changed.empty())
+  if (!st.status || (st.changed.empty() && !beat))
     return;
   std::vector<actor_metrics> ms;
   for (auto& name : st.changed) {
@@ -38,6 +41,21 @@ void flush_metrics(self_ptr self) {
   }
   st.changed.clear();
   self->send(st.status, metrics_atom::value, st.info.name, std::move(ms));
+}
+
+// The status node's view of live result handlers, for this node's sweeper.
+// A reply that does not come leaves the last view to age (relay_stalls).
+void fetch_results_view(self_ptr self) {
+  auto& st = self->state;
+  if (!st.status || !st.results)
+    return;
+  auto view = st.results;
+  self->request(st.status, std::chrono::seconds{2}, liveness_atom::value)
+    .then(
+      [view](std::map<std::string, int64_t>& liveness) {
+        view->update(std::move(liveness), std::chrono::steady_clock::now());
+      },
+      [](caf::error&) {});
 }
 
 void joined(self_ptr self, status_actor status) {
@@ -50,7 +68,7 @@ void joined(self_ptr self, status_actor status) {
     st.changed.insert(name);
   st.lifecycle_changed = !st.lifecycle.empty();
   st.wakeups_changed = !st.wakeups_degraded.empty();
-  flush_metrics(self);
+  flush_metrics(self, false);
   logger("node")->info("event=joined_status node={}", kv(st.info.name));
 }
 
@@ -150,8 +168,9 @@ node_report local_report(const node_agent_state& st) {
 
 node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
-           status_address target) {
+           status_address target, std::shared_ptr<results_view> results) {
   self->state.target = std::move(target);
+  self->state.results = std::move(results);
   self->state.started_ms = now_ms();
   subscribe_lifecycle(self);
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
@@ -179,7 +198,8 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
       self->state.lifecycle_changed = true;
     },
     [self](tick_atom) {
-      flush_metrics(self);
+      flush_metrics(self, true);
+      fetch_results_view(self);
       try_connect(self);
       self->delayed_send(self, tick_interval, tick_atom::value);
     },

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "actors/messages.hpp"
+#include "actors/results_view.hpp"
 #include "core/domain/failure_streak.hpp"
 
 namespace outbox {
@@ -36,14 +37,19 @@ struct node_agent_state {
   bool lifecycle_changed = false;
   std::string wakeups_degraded; ///< node_view::wakeups_degraded
   bool wakeups_changed = false;
+  /// Where the node's sweeper reads which queues have a live result
+  /// handler; null on a node without a sweeper.
+  std::shared_ptr<results_view> results;
   static const char* name;
 };
 
 /// The node as its agent sees it (node_report).
 node_report local_report(const node_agent_state& st);
 
+/// With `results`, the agent also fetches the status node's view of live
+/// result handlers on every tick (results_view).
 node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
-           status_address target);
+           status_address target, std::shared_ptr<results_view> results);
 
 } // namespace outbox

@@ -67,7 +67,10 @@ void spawn_agent(node_bootstrap& b) {
     target.host = b.settings.join->host;
     target.port = b.settings.join->port;
   }
-  b.actors.agent = b.sys.spawn(node_agent, target);
+  // A sweeper needs the status node's view of live result handlers.
+  if (b.settings.has(node_role::sweeper))
+    b.results = std::make_shared<results_view>();
+  b.actors.agent = b.sys.spawn(node_agent, target, b.results);
 }
 
 // Claim on route (core/domain/handoff.hpp): a node that routes hands new
@@ -151,7 +154,8 @@ void spawn_router(node_bootstrap& b) {
 void spawn_sweeper(node_bootstrap& b) {
   auto s = b.sys.spawn<caf::detached>(sweeper,
                                       delivery_store(b, commit_mode::relay_progress),
-                                      b.cfg.batch_size, b.pass, b.actors.agent);
+                                      b.cfg.batch_size, b.pass, b.actors.agent,
+                                      b.results, b.cfg.queues());
   b.actors.sweepers.push_back(s);
   b.info.actors.push_back({"sweeper", "sweeper", "", s});
 }

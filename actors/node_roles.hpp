@@ -14,6 +14,7 @@
 #include "actors/messages.hpp"
 #include "actors/node_settings.hpp"
 #include "actors/pass_loop.hpp"
+#include "actors/results_view.hpp"
 #include "core/domain/handoff.hpp"
 #include "core/config/config.hpp"
 
@@ -47,6 +48,8 @@ struct node_bootstrap {
   /// Tags this node's NOTIFYs of new deliveries: its own router wakes its
   /// dispatchers directly, its ready listener skips them.
   std::string origin;
+  /// Filled by the agent for the sweeper (null without a sweeper).
+  std::shared_ptr<results_view> results;
 };
 
 /// Spawns every role of `b.settings` and the helpers they need. Fails only

@@ -54,6 +54,7 @@ void on_join(self_ptr self, node_info& info) {
     self->monitor(a.handle);
   }
   self->monitor(info.agent);
+  rec.heard_ms = now_ms();
   rec.info = std::move(info);
   logger("status")->info("event=node_joined node={} actors={}",
                          kv(rec.view.name), rec.view.actors.size());
@@ -64,6 +65,7 @@ void on_metrics(self_ptr self, const std::string& node,
   auto it = self->state.nodes.find(node);
   if (it == self->state.nodes.end())
     return; // not joined (yet): its join will follow
+  it->second.heard_ms = now_ms(); // also an empty report: the agent's beat
   if (ms.size() > it->second.view.actors.size())
     return; // more than it announced: not a node's report
   for (auto& m : ms)
@@ -95,6 +97,27 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
       }
   }
 }
+
+} // namespace
+
+std::map<std::string, int64_t> results_liveness_of(const status_state& st,
+                                                   int64_t at_ms) {
+  std::map<std::string, int64_t> out;
+  for (auto& [_, n] : st.nodes) {
+    if (!n.view.up)
+      continue;
+    auto age = std::max<int64_t>(0, at_ms - n.heard_ms);
+    for (auto& a : n.view.actors)
+      if (a.up && a.metrics.role == "results") {
+        auto it = out.find(a.metrics.queue);
+        if (it == out.end() || age < it->second)
+          out[a.metrics.queue] = age;
+      }
+  }
+  return out;
+}
+
+namespace {
 
 cluster_status snapshot(self_ptr self) {
   cluster_status out;
@@ -139,6 +162,7 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
       }
     },
     [self](status_atom) { return snapshot(self); },
+    [self](liveness_atom) { return results_liveness_of(self->state, now_ms()); },
   };
 }
 

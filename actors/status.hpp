@@ -18,6 +18,7 @@ struct status_state {
   struct node_record {
     node_info info;
     node_view view;
+    int64_t heard_ms = 0; ///< when its agent last sent anything
   };
   std::shared_ptr<status_store> store; ///< null: no database counts
   std::map<std::string, node_record> nodes;
@@ -27,5 +28,11 @@ struct status_state {
 /// Spawn with caf::detached when `store` is the database (reads block).
 status_actor::behavior_type status(status_actor::stateful_pointer<status_state> self,
                                    std::shared_ptr<status_store> store);
+
+/// Per queue, milliseconds since a result handler of it that is up, on a
+/// node that is up, was last heard from (the freshest such); queues with
+/// none are absent (core/domain/relay_stalls.hpp).
+std::map<std::string, int64_t> results_liveness_of(const status_state& st,
+                                                   int64_t at_ms);
 
 } // namespace outbox

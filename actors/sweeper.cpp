@@ -1,5 +1,7 @@
 #include "actors/sweeper.hpp"
 
+#include <set>
+
 #include "core/base/logging.hpp"
 
 namespace outbox {
@@ -8,13 +10,19 @@ namespace {
 
 class sweeper_role : public pass_role {
 public:
-  sweeper_role(std::shared_ptr<delivery_store> store, int32_t batch_size)
-    : store_(std::move(store)), batch_size_(batch_size) {
+  sweeper_role(std::shared_ptr<delivery_store> store, int32_t batch_size,
+               std::shared_ptr<results_view> results,
+               std::vector<std::string> queues)
+    : store_(std::move(store)), batch_size_(batch_size),
+      results_(std::move(results)), stalls_(std::move(queues)) {
   }
 
   pass_outcome pass() override {
     pass_outcome out;
-    auto swept = store_->sweep(batch_size_);
+    sweep_request request{batch_size_};
+    request.holds = holds();
+    out.gauges["stalled_queues"] = static_cast<int64_t>(request.holds.stalled.size());
+    auto swept = store_->sweep(request);
     if (!swept) {
       out.error = swept.error();
       return out;
@@ -38,8 +46,34 @@ public:
   }
 
 private:
+  // What the sweep leaves alone now, from the newest view of live result
+  // handlers; a queue that stalls or comes back gets a log line.
+  sweep_holds holds() {
+    if (results_)
+      if (auto view = results_->latest(); view && view->at != seen_at_) {
+        seen_at_ = view->at;
+        stalls_.observe(view->liveness, view->at);
+      }
+    auto out = stalls_.holds(std::chrono::steady_clock::now());
+    std::set<std::string> now{out.stalled.begin(), out.stalled.end()};
+    for (auto& q : now)
+      if (held_.count(q) == 0)
+        logger("sweeper")->warn("event=results_stalled queue={} "
+                                "action=timeouts_held", kv(q));
+    for (auto& q : held_)
+      if (now.count(q) == 0)
+        logger("sweeper")->info("event=results_back queue={} "
+                                "action=deadlines_moved_by_outage", kv(q));
+    held_ = std::move(now);
+    return out;
+  }
+
   std::shared_ptr<delivery_store> store_;
   int32_t batch_size_;
+  std::shared_ptr<results_view> results_;
+  relay_stalls stalls_;
+  std::chrono::steady_clock::time_point seen_at_{};
+  std::set<std::string> held_; ///< queues held at the last pass
 };
 
 } // namespace
@@ -47,9 +81,12 @@ private:
 pass_actor::behavior_type sweeper(pass_actor::stateful_pointer<pass_state> self,
                                   std::shared_ptr<delivery_store> store,
                                   int32_t batch_size, pass_settings settings,
-                                  node_agent_actor agent) {
+                                  node_agent_actor agent,
+                                  std::shared_ptr<results_view> results,
+                                  std::vector<std::string> queues) {
   return pass_behavior<pass_actor>(
-    self, std::make_shared<sweeper_role>(std::move(store), batch_size),
+    self, std::make_shared<sweeper_role>(std::move(store), batch_size,
+                                         std::move(results), std::move(queues)),
     identity("sweeper"), settings, std::move(agent));
 }
 

@@ -85,6 +85,32 @@ struct apply_result {
   std::vector<delivery_transition> transitions;
 };
 
+/// An outage of a queue's result handlers that has ended, relative to the
+/// sweep's own now (so that no two clocks are compared).
+struct queue_outage {
+  std::string queue;
+  double ended_seconds_ago = 0;
+  double lasted_seconds = 0;
+};
+
+/// What the timeout sweep leaves alone (core/domain/relay_stalls.hpp).
+struct sweep_holds {
+  /// Queues whose deliveries do not time out now: no result handler of
+  /// theirs is alive.
+  std::vector<std::string> stalled;
+  /// A delivery of such a queue that was out during one of these has its
+  /// deadline moved by the part of the outage after its dispatch.
+  std::vector<queue_outage> outages;
+};
+
+struct sweep_request {
+  sweep_request(int32_t batch_size = 100) // NOLINT: a batch is a request
+    : batch_size(batch_size) {
+  }
+  int32_t batch_size;
+  sweep_holds holds;
+};
+
 struct sweep_result {
   int64_t timed_out = 0; ///< dispatched past delivery_timeout_at
   int64_t retried = 0, failed = 0;

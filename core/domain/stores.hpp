@@ -38,7 +38,8 @@ public:
   claim_batch(const claim_request& request) = 0;
   virtual caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) = 0;
-  virtual caf::expected<sweep_result> sweep(int32_t batch_size) = 0;
+  /// See sweep_repository::sweep.
+  virtual caf::expected<sweep_result> sweep(const sweep_request& request) = 0;
   /// The job messages of deliveries a router handed to this dispatcher
   /// (core/domain/handoff.hpp), those still dispatched with the handed
   /// dispatch id; nothing is written.

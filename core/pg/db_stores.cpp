@@ -72,9 +72,9 @@ db_delivery_store::apply_results(const std::vector<send_result>& rs) {
     [&](pg_connection& c) { return results_.apply_results(c, rs); });
 }
 
-caf::expected<sweep_result> db_delivery_store::sweep(int32_t n) {
+caf::expected<sweep_result> db_delivery_store::sweep(const sweep_request& request) {
   return session_.run<sweep_result>(
-    [&](pg_connection& c) { return sweeps_.sweep(c, n); });
+    [&](pg_connection& c) { return sweeps_.sweep(c, request); });
 }
 
 caf::expected<claim_result>

@@ -107,7 +107,7 @@ public:
   caf::expected<claim_result> claim_batch(const claim_request& request) override;
   caf::expected<apply_result>
   apply_results(const std::vector<send_result>& rs) override;
-  caf::expected<sweep_result> sweep(int32_t batch_size) override;
+  caf::expected<sweep_result> sweep(const sweep_request& request) override;
   caf::expected<claim_result>
   fetch_handed(const std::vector<handed_delivery>& ds) override;
   caf::expected<int64_t>

@@ -8,14 +8,43 @@ namespace outbox {
 
 namespace {
 
-// Dispatched deliveries past their deadline via the partial timeout index.
+// Dispatched deliveries past their deadline via the partial timeout index,
+// but none of a queue whose result handlers are stalled now ($2), and a
+// deadline moved by the part of each ended outage of its queue ($3 queue,
+// $4 microseconds since it ended, $5 how long it lasted) that came after
+// the delivery's dispatch (core/domain/relay_stalls.hpp).
 constexpr const char* timed_out_sql = R"sql(
-SELECT {{decision_columns}} FROM {{deliveries}}
+SELECT {{decision_columns}} FROM {{deliveries}} d
 WHERE status = 'dispatched' AND delivery_timeout_at <= now()
+  AND queue <> ALL($2::text[])
+  AND delivery_timeout_at + (
+    SELECT coalesce(sum(greatest(interval '0',
+             (now() - interval '1 microsecond' * o.ended_us)
+             - greatest(d.dispatched_at,
+                        now() - interval '1 microsecond'
+                                * (o.ended_us + o.lasted_us)))), interval '0')
+    FROM unnest($3::text[], $4::bigint[], $5::bigint[])
+         AS o(queue, ended_us, lasted_us)
+    WHERE o.queue = d.queue) <= now()
 ORDER BY delivery_timeout_at
 LIMIT $1
 FOR UPDATE SKIP LOCKED
 )sql";
+
+// The holds as the statement's parameters $2 to $5.
+std::vector<pg_param> hold_params(const sweep_holds& h) {
+  std::vector<pg_param> stalled, queues;
+  std::vector<int64_t> ended, lasted;
+  for (auto& q : h.stalled)
+    stalled.push_back(q);
+  for (auto& o : h.outages) {
+    queues.push_back(o.queue);
+    ended.push_back(static_cast<int64_t>(o.ended_seconds_ago * 1e6));
+    lasted.push_back(static_cast<int64_t>(o.lasted_seconds * 1e6));
+  }
+  return {pg_text_array(stalled), pg_text_array(queues), pg_int_array(ended),
+          pg_int_array(lasted)};
+}
 
 // Pending deliveries past their TTL via the partial expiry index.
 constexpr const char* expire_sql = R"sql(
@@ -47,11 +76,12 @@ sweep_repository::sweep_repository(const schema_names& names)
 }
 
 caf::expected<sweep_result> sweep_repository::sweep(pg_connection& conn,
-                                                    int32_t batch_size) {
+                                                    const sweep_request& req) {
+  auto batch_size = req.batch_size;
   return in_transaction<sweep_result>(conn, [&]() -> caf::expected<sweep_result> {
     sweep_result out;
     std::vector<int64_t> ordered;
-    if (auto err = time_out(conn, batch_size, out, ordered))
+    if (auto err = time_out(conn, req, out, ordered))
       return err;
     if (auto err = expire(conn, batch_size, out, ordered))
       return err;
@@ -69,11 +99,12 @@ caf::expected<sweep_result> sweep_repository::sweep(pg_connection& conn,
   });
 }
 
-caf::error sweep_repository::time_out(pg_connection& conn, int32_t batch_size,
-                                      sweep_result& out,
+caf::error sweep_repository::time_out(pg_connection& conn,
+                                      const sweep_request& req, sweep_result& out,
                                       std::vector<int64_t>& ordered) {
-  auto rows = conn.exec_prepared("find_timed_out", timed_out_sql_,
-                                 {std::to_string(batch_size)});
+  auto params = hold_params(req.holds);
+  params.insert(params.begin(), std::to_string(req.batch_size));
+  auto rows = conn.exec_prepared("find_timed_out", timed_out_sql_, params);
   if (!rows)
     return rows.error();
   auto locked = read_locked(*rows, "find_timed_out");

@@ -25,13 +25,14 @@ public:
   /// failed attempts (retry or fail) and expires pending ones past their
   /// time to live, in one transaction; then hands the keys of ordered
   /// ones that ended on (key_release), and now and then looks for keys
-  /// whose hand-over was lost.
-  caf::expected<sweep_result> sweep(pg_connection& conn, int32_t batch_size);
+  /// whose hand-over was lost. The request's holds spare the deliveries of
+  /// queues whose result handlers stalled (core/domain/relay_stalls.hpp).
+  caf::expected<sweep_result> sweep(pg_connection& conn, const sweep_request& req);
 
 private:
   // Each adds the ordered deliveries it changed to `ordered`.
-  caf::error time_out(pg_connection& conn, int32_t batch_size, sweep_result& out,
-                      std::vector<int64_t>& ordered);
+  caf::error time_out(pg_connection& conn, const sweep_request& req,
+                      sweep_result& out, std::vector<int64_t>& ordered);
   caf::error expire(pg_connection& conn, int32_t batch_size, sweep_result& out,
                     std::vector<int64_t>& ordered);
 

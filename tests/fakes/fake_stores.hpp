@@ -92,7 +92,10 @@ public:
     return out;
   }
 
-  caf::expected<sweep_result> sweep(int32_t) override {
+  std::vector<sweep_request> sweep_requests; ///< every sweep's, in order
+
+  caf::expected<sweep_result> sweep(const sweep_request& request) override {
+    sweep_requests.push_back(request);
     if (sweeps.empty())
       return sweep_result{};
     auto s = std::move(sweeps.front());

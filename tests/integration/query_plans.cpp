@@ -98,7 +98,8 @@ struct plan_fixture : delivery_fixture {
     CAF_CHECK(has(claim, "Index Scan using " + names.deliveries + "_timeout_idx"));
     // The index gives the order: the claim stops after its batch.
     CAF_CHECK(!has(claim, "Sort Key: " + names.deliveries + ".available_at"));
-    auto sweep = plan_of("delivery_timeout_at <= now()", "(100)");
+    auto sweep = plan_of("delivery_timeout_at <= now()",
+                         "(100, '{}', '{}', '{}', '{}')");
     CAF_MESSAGE("sweep plan:\n" << sweep);
     CAF_CHECK(has(sweep, names.deliveries + "_timeout_idx"));
     CAF_CHECK(!has(sweep, "Seq Scan"));

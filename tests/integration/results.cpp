@@ -191,6 +191,39 @@ CAF_TEST(a timed out dispatch counts as a failed attempt) {
   CAF_CHECK_EQUAL(again->timed_out, 0);
 }
 
+// The relay's own stall costs no attempt (core/domain/relay_stalls.hpp):
+// no timeout while the queue's result handlers are stalled, and after
+// they are back a deadline moves by the part of the outage after the
+// delivery's dispatch.
+CAF_TEST(the sweep leaves a stalled queue alone and moves deadlines by an outage) {
+  make_deliveries(2, {60}, "q");
+  make_deliveries(1, {60}, "r");
+  claim("q");
+  claim("r");
+  // Dispatched 20 s ago with a 10 s timeout: 10 s past the deadline.
+  must_exec(db, "UPDATE " + names.deliveries
+                  + " SET dispatched_at = now() - interval '20 s',"
+                    " delivery_timeout_at = now() - interval '10 s'");
+  sweep_request stalled{100};
+  stalled.holds.stalled = {"q"};
+  auto s = sweeps.sweep(db, stalled);
+  CAF_REQUIRE(s);
+  CAF_CHECK_EQUAL(s->timed_out, 1); // r's only
+  // q's handlers were away from 15 s ago until 2 s ago: 13 s of the 20 s
+  // out, so the deadline moved to 3 s from now.
+  sweep_request after{100};
+  after.holds.outages = {{"q", 2.0, 13.0}};
+  s = sweeps.sweep(db, after);
+  CAF_REQUIRE(s);
+  CAF_CHECK_EQUAL(s->timed_out, 0);
+  // An outage that began before the dispatch counts from the dispatch
+  // only: 25 s ago until 12 s ago moves it by 8 s, to 2 s ago.
+  after.holds.outages = {{"q", 12.0, 13.0}};
+  s = sweeps.sweep(db, after);
+  CAF_REQUIRE(s);
+  CAF_CHECK_EQUAL(s->timed_out, 2);
+}
+
 CAF_TEST(the sweep expires waiting deliveries past their time to live) {
   make_deliveries(3, {60});
   must_exec(db, "UPDATE " + names.deliveries

@@ -21,7 +21,7 @@ struct fixture : actor_fixture {
   void join_local_status() {
     status_address where;
     where.local = st;
-    agent = sys.spawn(node_agent, where);
+    agent = sys.spawn(node_agent, where, nullptr);
     node_info n;
     n.name = "router:1";
     self->send(agent, join_atom::value, n);

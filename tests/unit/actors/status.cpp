@@ -105,6 +105,42 @@ CAF_TEST(a node whose agent died is shown down with all its actors) {
   CAF_CHECK(s.nodes.at(0).up);
 }
 
+// For the sweepers (core/domain/relay_stalls.hpp): which queues have a
+// result handler that is up on a node that is up, heard how long ago.
+CAF_TEST(the status actor tells which queues have a live result handler) {
+  join();
+  auto live = request<std::map<std::string, int64_t>>(st, liveness_atom::value);
+  CAF_REQUIRE_EQUAL(live.count("q"), 1u);
+  CAF_CHECK_LESS(live["q"], 60000); // heard at the join
+  caf::anon_send_exit(results, caf::exit_reason::kill);
+  sched.run();
+  live = request<std::map<std::string, int64_t>>(st, liveness_atom::value);
+  CAF_CHECK_EQUAL(live.count("q"), 0u);
+}
+
+CAF_TEST(a node not heard from ages its result handlers and a report renews them) {
+  status_state state;
+  auto& rec = state.nodes["worker:1"];
+  rec.view.up = true;
+  rec.heard_ms = 10'000;
+  actor_view a;
+  a.metrics.role = "results";
+  a.metrics.queue = "q";
+  rec.view.actors.push_back(a);
+  auto one = results_liveness_of(state, 12'500);
+  CAF_CHECK_EQUAL(one["q"], 2'500);
+  // A second node with a handler of q heard later: the freshest counts.
+  auto& other = state.nodes["worker:2"];
+  other = rec;
+  other.heard_ms = 12'000;
+  auto two = results_liveness_of(state, 12'500);
+  CAF_CHECK_EQUAL(two["q"], 500);
+  other.view.up = false;
+  rec.view.actors[0].up = false;
+  auto none = results_liveness_of(state, 12'500);
+  CAF_CHECK_EQUAL(none.count("q"), 0u);
+}
+
 CAF_TEST(a node whose dispatchers miss wake-ups is shown degraded until they do not) {
   join();
   self->send(st, wakeup_atom::value, std::string{"worker:1"},
@@ -243,7 +279,7 @@ CAF_TEST(the node agent joins a local status actor and forwards metrics) {
                      node_agent_actor{}, true);
   status_address where;
   where.local = st;
-  auto a = sys.spawn(node_agent, where);
+  auto a = sys.spawn(node_agent, where, nullptr);
   node_info n = worker_node();
   n.actors.push_back({"router", "router", "", r});
   self->send(a, join_atom::value, n);
@@ -264,7 +300,7 @@ CAF_TEST(the node agent joins a local status actor and forwards metrics) {
 CAF_TEST(the node agent counts the lifecycle events of its node for the view) {
   status_address where;
   where.local = st;
-  auto a = sys.spawn(node_agent, where);
+  auto a = sys.spawn(node_agent, where, nullptr);
   self->send(a, join_atom::value, worker_node());
   sched.run();
   auto group = lifecycle_group(sys);
