@@ -118,6 +118,7 @@ int child_process::wait(int timeout_seconds) {
 
 int child_process::stop() {
   signal(SIGTERM);
+  signal(SIGCONT); // a stopped child (a test's SIGSTOP) handles it now
   auto rc = wait(30);
   if (rc != -1 || pid_ <= 0)
     return rc;

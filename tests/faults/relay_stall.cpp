@@ -1,0 +1,69 @@
+#define CAF_SUITE faults.relay_stall
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+
+#include "tests/faults/fault_cluster.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+// The relay's own stall costs no attempt (core/domain/relay_stalls.hpp):
+// the node that applies results is paused, as by a long GC-like stall or a
+// frozen VM, while its workers go on answering. The sweeper on another
+// node must not time out what the workers answered.
+
+CAF_TEST_FIXTURE_SCOPE(relay_stall_faults, fault_cluster)
+
+CAF_TEST(a paused results node costs no attempt) {
+  start_all();
+  start_workers(2);
+  keep_publishing(100);
+  auto completed = [&] { return count_status("completed"); };
+  CAF_REQUIRE(wait_until([&] { return completed() >= 200; },
+                         std::chrono::seconds{120}));
+  // Stopped while deliveries are out (at 2 ms a job there are a few at
+  // any moment; a stop that caught none is undone and tried again).
+  auto out_now = [&] {
+    return must_exec(db, "SELECT count(*) FROM " + names.deliveries
+                           + " WHERE status = 'dispatched'")
+      .int64(0, 0);
+  };
+  CAF_REQUIRE(wait_until([&] {
+    dispatcher_node->signal(SIGSTOP);
+    if (out_now() >= 3)
+      return true;
+    dispatcher_node->signal(SIGCONT);
+    return false;
+  }, std::chrono::seconds{120}));
+  // In effect for long enough: the database's clock is 5 s past the
+  // deadline of every delivery that was out when the node stopped (the
+  // timeout is 5 s), however slow the machine.
+  auto last_deadline = must_exec(db, "SELECT max(delivery_timeout_at)::text FROM "
+                                       + names.deliveries
+                                       + " WHERE status = 'dispatched'");
+  auto all_overdue = [&] {
+    return must_exec(db, "SELECT now() > $1::timestamptz + interval '5 s'",
+                     {last_deadline.text(0, 0)})
+             .text(0, 0)
+           == "t";
+  };
+  auto paused_ok = wait_until(all_overdue, std::chrono::seconds{120});
+  // The sweeper saw both queues without a live result handler.
+  auto held = gauge("sweeper", "stalled_queues");
+  dispatcher_node->signal(SIGCONT);
+  CAF_REQUIRE(paused_ok);
+  CAF_CHECK_EQUAL(held.value_or(-1), 2);
+  auto after = completed();
+  CAF_REQUIRE(wait_until([&] { return completed() >= after + 200; },
+                         std::chrono::seconds{120}));
+  auto v = settle();
+  check("results node paused past the timeout", v);
+  // Nothing else in this run costs an attempt: the workers complete every
+  // job, and every result reaches the table once the node is back.
+  CAF_CHECK_EQUAL(v.sent_again, 0);
+  CAF_CHECK_EQUAL(lines_with("router", "event=results_stalled"), 2);
+  CAF_CHECK_EQUAL(lines_with("router", "event=results_back"), 2);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
