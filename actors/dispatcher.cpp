@@ -20,6 +20,10 @@ namespace {
 // floor next_delay puts under any `due`.
 constexpr std::chrono::milliseconds saturated_recheck{100};
 
+// How soon a dispatcher whose broker blocks publishers looks again: it
+// reads connection.unblocked only when it services the connection.
+constexpr std::chrono::milliseconds broker_recheck{250};
+
 class dispatcher_role : public pass_role {
 public:
   dispatcher_role(std::shared_ptr<delivery_store> store,
@@ -43,6 +47,8 @@ public:
       out.error = std::move(err);
       return out;
     }
+    if (held_by_broker(out))
+      return out;
     if (box_) {
       box_->set_accepting(true);
       // A batch at a time, as a claim takes: the rest in a pass at once.
@@ -105,6 +111,35 @@ public:
   }
 
 private:
+  // While the broker blocks publishers (a memory or disk alarm) nothing is
+  // claimed or taken from the box: what would be sent waits in the table,
+  // where no timeout runs, and the pass looks again soon for the broker's
+  // connection.unblocked. Not a failure of the pass: no backoff, no error.
+  bool held_by_broker(pass_outcome& out) {
+    bool blocked = publisher_->blocked();
+    out.gauges["broker_blocked"] = blocked ? 1 : 0;
+    if (blocked != blocked_)
+      log_blocking(blocked);
+    blocked_ = blocked;
+    if (!blocked)
+      return false;
+    if (box_) {
+      box_->set_accepting(false);
+      give_back(box_->take());
+    }
+    out.due = broker_recheck;
+    out.hold = true;
+    return true;
+  }
+
+  void log_blocking(bool blocked) const {
+    if (blocked)
+      logger("dispatcher")->warn("event=broker_blocked queue={} "
+                                 "action=claims_held", kv(queue_));
+    else
+      logger("dispatcher")->info("event=broker_unblocked queue={}", kv(queue_));
+  }
+
   // The queue's window starts at a batch (or the ceiling, if lower) and
   // follows what the workers finish (core/domain/in_flight_window.hpp).
   static in_flight_window window_for(const dispatch_limits& limits) {
@@ -196,6 +231,7 @@ private:
                      .count();
     out.latencies["confirm"].push_back(confirm);
     std::vector<send_result> failures;
+    std::vector<handed_delivery> not_sent;
     for (size_t i = 0; i < jobs.size(); ++i) {
       auto status = i < statuses.size() ? statuses[i] : publish_status::lost;
       if (status == publish_status::confirmed) {
@@ -206,8 +242,15 @@ private:
         continue;
       }
       ++out.counters[to_string(status)];
-      failures.push_back(failed_send(jobs[i], status, out));
+      if (status == publish_status::unsent || status == publish_status::blocked)
+        not_sent.push_back({jobs[i].delivery_id, jobs[i].dispatch_id});
+      else
+        failures.push_back(failed_send(jobs[i], status, out));
     }
+    // Never reached a worker through any fault of the delivery (the
+    // connection was gone, or the broker blocked publishers): pending
+    // again, no attempt counted.
+    give_back(std::move(not_sent));
     if (failures.empty())
       return caf::none;
     // The broker did not take these: a retryable failure of each alone.
@@ -247,6 +290,7 @@ private:
   claim_cursor cursor_;
   /// The queue's in-flight limit, as its workers' pace allows.
   in_flight_window window_;
+  bool blocked_ = false; ///< the broker blocked publishers at the last look
 };
 
 } // namespace

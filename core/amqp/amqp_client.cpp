@@ -110,6 +110,11 @@ struct confirm_tracker {
 struct amqp_client::impl {
   amqp_connection_state_t conn = nullptr;
   bool open = false;
+  /// The broker blocks publishers (a memory or disk alarm) until it says
+  /// connection.unblocked; and whether it did at any time during the
+  /// current publish.
+  bool blocked = false;
+  bool blocked_in_publish = false;
   bool confirms = false;
   uint64_t next_tag = 1;
   std::chrono::seconds heartbeat{0};
@@ -203,6 +208,8 @@ struct amqp_client::impl {
       }
       if (f.frame_type != AMQP_FRAME_METHOD)
         continue;
+      if (note_blocking(f.payload.method.id))
+        continue;
       if (f.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD) {
         if (reopen_channel())
           return false;
@@ -215,6 +222,17 @@ struct amqp_client::impl {
     }
     amqp_maybe_release_buffers(conn);
     return open;
+  }
+
+  // A resource alarm of the broker begins or ends (true: `id` was one).
+  bool note_blocking(amqp_method_number_t id) {
+    if (id == AMQP_CONNECTION_BLOCKED_METHOD)
+      blocked = blocked_in_publish = true;
+    else if (id == AMQP_CONNECTION_UNBLOCKED_METHOD)
+      blocked = false;
+    else
+      return false;
+    return true;
   }
 
   // Puts the channel in confirm mode once; tags count from 1 after it.
@@ -291,6 +309,8 @@ struct amqp_client::impl {
       if (f.frame_type != AMQP_FRAME_METHOD)
         continue;
       auto id = f.payload.method.id;
+      if (note_blocking(id))
+        continue;
       if (id == AMQP_BASIC_ACK_METHOD) {
         auto* a = static_cast<amqp_basic_ack_t*>(f.payload.method.decoded);
         t.settle(a->delivery_tag, a->multiple, publish_status::confirmed);
@@ -361,11 +381,21 @@ amqp_client::connect_one(const std::string& url, const std::string& name,
   if (auto err = open_amqp_socket(p->conn, *parts, to_timeval(connect_timeout)))
     return err;
   auto where = parts->host + ":" + std::to_string(parts->port);
-  amqp_table_entry_t entry;
-  entry.key = amqp_cstring_bytes("connection_name");
-  entry.value.kind = AMQP_FIELD_KIND_UTF8;
-  entry.value.value.bytes = bytes(name);
-  amqp_table_t props{1, &entry};
+  // RabbitMQ tells of a resource alarm (connection.blocked, .unblocked)
+  // only to a client that says it understands them; rabbitmq-c merges
+  // this with its own capabilities.
+  amqp_table_entry_t capability;
+  capability.key = amqp_cstring_bytes("connection.blocked");
+  capability.value.kind = AMQP_FIELD_KIND_BOOLEAN;
+  capability.value.value.boolean = 1;
+  amqp_table_entry_t entries[2];
+  entries[0].key = amqp_cstring_bytes("connection_name");
+  entries[0].value.kind = AMQP_FIELD_KIND_UTF8;
+  entries[0].value.value.bytes = bytes(name);
+  entries[1].key = amqp_cstring_bytes("capabilities");
+  entries[1].value.kind = AMQP_FIELD_KIND_TABLE;
+  entries[1].value.value.table = amqp_table_t{1, &capability};
+  amqp_table_t props{2, entries};
   auto login = amqp_login_with_properties(
     p->conn, parts->vhost.c_str(), 0, AMQP_DEFAULT_FRAME_SIZE,
     parts->heartbeat.value_or(static_cast<int>(heartbeat.count())), &props,
@@ -452,12 +482,16 @@ amqp_client::publish_batch(const std::vector<outgoing_message>& ms,
                                                          : publish_status::unsent);
   std::vector<publish_status> out(ms.size(), publish_status::lost);
   confirm_tracker track{out, {}, {}};
+  p.blocked_in_publish = p.blocked;
   if (!p.send_all(ms, track))
     return out;
   p.await_confirms(track, std::chrono::steady_clock::now() + timeout);
-  // Unconfirmed messages stay `lost`, even if returned: we cannot know more.
+  // Unconfirmed messages stay `lost`, even if returned: we cannot know
+  // more. Unless the broker blocked publishers meanwhile: it holds what it
+  // has not read yet, and may take it after the alarm.
   for (auto& [tag, index] : track.pending)
-    out[index] = publish_status::lost;
+    out[index] = p.blocked_in_publish && p.open ? publish_status::blocked
+                                                : publish_status::lost;
   return out;
 }
 
@@ -533,6 +567,10 @@ caf::error amqp_client::reject(uint64_t tag) {
 
 bool amqp_client::is_open() const {
   return impl_->open;
+}
+
+bool amqp_client::blocked() const {
+  return impl_->open && impl_->blocked;
 }
 
 bool amqp_client::keep_alive() {

@@ -75,6 +75,11 @@ public:
   /// Acks one message (or all up to `tag` with `multiple`).
   caf::error ack(uint64_t tag, bool multiple = false);
 
+  /// True while the broker blocks this connection's publishing (a memory
+  /// or disk alarm: connection.blocked until connection.unblocked, which
+  /// a publisher reads in keep_alive() and while it waits for confirms).
+  bool blocked() const;
+
   /// Rejects one message, never requeued (retries belong to the outbox).
   caf::error reject(uint64_t tag);
 

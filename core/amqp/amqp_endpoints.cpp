@@ -26,6 +26,10 @@ amqp_job_publisher::publish(const std::vector<outgoing_message>& ms) {
   return session_.publish(ms, confirm_timeout_);
 }
 
+bool amqp_job_publisher::blocked() const {
+  return session_.blocked();
+}
+
 amqp_result_source::amqp_result_source(std::string url, std::string queue,
                                        uint16_t prefetch, queue_type type)
   : session_({url, "outbox results " + queue, {queue, results_queue(queue)},

@@ -25,6 +25,7 @@ public:
   /// broken go again over a new one (amqp_session::publish).
   std::vector<publish_status>
   publish(const std::vector<outgoing_message>& ms) override;
+  bool blocked() const override;
 
 private:
   amqp_session session_;

@@ -158,6 +158,10 @@ bool amqp_session::keep_alive() {
   return false;
 }
 
+bool amqp_session::blocked() const {
+  return client_ && client_->blocked();
+}
+
 bool amqp_session::is_open() const {
   return client_ && client_->is_open();
 }

@@ -80,6 +80,10 @@ public:
   /// True while a connection is held and not known to be broken.
   bool is_open() const;
 
+  /// True while the broker blocks this connection's publishing
+  /// (amqp_client::blocked).
+  bool blocked() const;
+
   /// Drops the connection; the next use connects again, starting with the
   /// broker after this one's.
   void reset();

@@ -9,6 +9,7 @@ const char* to_string(publish_status x) {
     case publish_status::returned: return "returned";
     case publish_status::lost: return "lost";
     case publish_status::unsent: return "unsent";
+    case publish_status::blocked: return "blocked";
   }
   return "lost";
 }

@@ -30,9 +30,13 @@ enum class publish_status {
   /// The connection was found broken before the message was written: it
   /// never reached the broker and may be sent again on a new connection.
   unsent,
+  /// Written while the broker blocked publishers (a resource alarm) and
+  /// not confirmed in time: the broker may still take it after the alarm.
+  /// Not the delivery's failure: sent again without an attempt counted.
+  blocked,
 };
 
-/// Returns "confirmed", "nacked", "returned", "lost" or "unsent".
+/// Returns "confirmed", "nacked", "returned", "lost", "unsent" or "blocked".
 const char* to_string(publish_status x);
 
 struct incoming_message {

@@ -68,6 +68,9 @@ public:
   /// One status per message, in order (see amqp_client::publish_batch).
   virtual std::vector<publish_status>
   publish(const std::vector<outgoing_message>& ms) = 0;
+  /// True while the broker blocks publishing (a resource alarm), as last
+  /// seen by ready() or publish(): nothing should be claimed meanwhile.
+  virtual bool blocked() const = 0;
 };
 
 /// Hands out result messages, acked only once they are applied.

@@ -137,10 +137,15 @@ public:
   std::vector<publish_status> statuses; ///< per message; confirmed beyond
   std::vector<outgoing_message> published;
   int ready_calls = 0;
+  bool is_blocked = false; ///< returned by blocked()
 
   caf::error ready() override {
     ++ready_calls;
     return not_ready;
+  }
+
+  bool blocked() const override {
+    return is_blocked;
   }
 
   std::vector<publish_status>

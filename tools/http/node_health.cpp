@@ -30,6 +30,10 @@ health_verdict readiness(const std::optional<node_report>& report,
                                               ? std::string{"not connected"}
                                               : m.last_error));
     auto since = m.last_pass_ms != 0 ? m.last_pass_ms : report->started_ms;
+    if (auto it = m.gauges.find("broker_blocked");
+        it != m.gauges.end() && it->second != 0)
+      v.problems.push_back(m.name + ": the broker blocks publishing (a memory "
+                                    "or disk alarm); nothing is sent until it ends");
     if (a.up && rules.stuck_after_ms > 0 && now_ms - since > rules.stuck_after_ms)
       v.problems.push_back(m.name + ": no pass for "
                            + std::to_string((now_ms - since) / 1000) + " s");

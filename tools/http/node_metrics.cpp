@@ -55,6 +55,12 @@ const gauge_family gauge_families[] = {
   {"completion_rate", "outbox_completion_rate",
    "Deliveries of the queue its workers finished per second, as the "
    "dispatcher last measured it for the window."},
+  {"broker_blocked", "outbox_broker_blocked",
+   "1 while the broker blocks the dispatcher's publishing (a memory or disk "
+   "alarm): nothing of the queue is claimed until it ends."},
+  {"stalled_queues", "outbox_sweeper_stalled_queues",
+   "Queues whose result handlers the status node does not hear: the sweep "
+   "leaves their timeouts alone."},
 };
 
 void gauges(prometheus_text& t, const metrics_input& in) {

@@ -370,6 +370,57 @@ CAF_TEST(at the in flight limit the next pass comes soon and wake-ups wait) {
   stop(d);
 }
 
+// A send that never reached a worker through no fault of the delivery
+// costs it no attempt: back to pending, not down the retry path.
+CAF_TEST(unsent and blocked sends go back to pending without an attempt) {
+  store->claims.push_back(claimed({1, 2, 3}));
+  publisher->statuses = {publish_status::unsent, publish_status::blocked,
+                         publish_status::lost};
+  auto d = spawn_dispatcher(manual_passes());
+  request<int64_t>(d, once_atom::value);
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_REQUIRE_EQUAL(store->released[0].size(), 2u);
+  CAF_CHECK_EQUAL(store->released[0][0].id, 1);
+  CAF_CHECK_EQUAL(store->released[0][1].dispatch_id, "dispatch-2");
+  CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
+  CAF_REQUIRE_EQUAL(store->applied[0].size(), 1u);
+  CAF_CHECK_EQUAL(store->applied[0][0].delivery_id, 3); // lost: an attempt
+  auto& m = pass_state_of(d).metrics;
+  CAF_CHECK_EQUAL(m.counters["unsent"], 1);
+  CAF_CHECK_EQUAL(m.counters["blocked"], 1);
+  stop(d);
+}
+
+// While the broker blocks publishers (a resource alarm), nothing is
+// claimed and what the router handed over goes back; the pass is no
+// failure and looks again soon.
+CAF_TEST(a broker that blocks publishers holds claims until it unblocks) {
+  publisher->is_blocked = true;
+  box->set_accepting(true);
+  box->set_credit(5);
+  box->put({hand(7)});
+  pass_settings s;
+  s.idle = std::chrono::seconds{10};
+  auto d = spawn_dispatcher(s);
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK_EQUAL(store->claim_calls, 0);
+  CAF_CHECK(!box->accepting());
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0].at(0).id, 7);
+  auto& m = pass_state_of(d).metrics;
+  CAF_CHECK_EQUAL(m.gauges["broker_blocked"], 1);
+  CAF_CHECK_EQUAL(m.errors, 0);
+  // Unblocked: the next pass, soon, claims again.
+  publisher->is_blocked = false;
+  CAF_CHECK_EQUAL(advance_time(milliseconds{250}), 1u);
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK_EQUAL(store->claim_calls, 1);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.gauges["broker_blocked"], 0);
+  stop(d);
+}
+
 // The window (core/domain/in_flight_window.hpp) is the claim's limit; each
 // claim names the cohort the one before started, and what the workers
 // finished sets the next limit.

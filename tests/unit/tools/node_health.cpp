@@ -48,6 +48,14 @@ CAF_TEST(readiness names what is wrong) {
      false, "dispatcher q: no pass for 100 s"},
     {"not joined", [](node_report& r) { r.status_joined = false; }, true, false,
      "not joined to the status node"},
+    {"the broker blocks publishing",
+     [](node_report& r) { r.view.actors[0].metrics.gauges["broker_blocked"] = 1; },
+     true, false,
+     "dispatcher q: the broker blocks publishing (a memory or disk alarm); "
+     "nothing is sent until it ends"},
+    {"the broker no longer blocks",
+     [](node_report& r) { r.view.actors[0].metrics.gauges["broker_blocked"] = 0; },
+     true, true, ""},
   };
   for (auto& c : cases) {
     auto r = healthy(now);
