@@ -1,5 +1,7 @@
 #include "actors/status.hpp"
 
+#include <set>
+
 #include "actors/join_rules.hpp"
 #include "actors/pass_loop.hpp"
 #include "core/base/errors.hpp"
@@ -103,12 +105,23 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
 std::map<std::string, int64_t> results_liveness_of(const status_state& st,
                                                    int64_t at_ms) {
   std::map<std::string, int64_t> out;
+  // A broker that blocks publishers (a resource alarm) blocks the workers'
+  // results too: no result of such a queue can arrive, whoever would
+  // apply it. Its dispatchers say so.
+  std::set<std::string> blocked;
+  for (auto& [_, n] : st.nodes)
+    for (auto& a : n.view.actors) {
+      auto it = a.metrics.gauges.find("broker_blocked");
+      if (n.view.up && a.up && it != a.metrics.gauges.end() && it->second != 0)
+        blocked.insert(a.metrics.queue);
+    }
   for (auto& [_, n] : st.nodes) {
     if (!n.view.up)
       continue;
     auto age = std::max<int64_t>(0, at_ms - n.heard_ms);
     for (auto& a : n.view.actors)
-      if (a.up && a.metrics.role == "results") {
+      if (a.up && a.metrics.role == "results"
+          && blocked.count(a.metrics.queue) == 0) {
         auto it = out.find(a.metrics.queue);
         if (it == out.end() || age < it->second)
           out[a.metrics.queue] = age;

@@ -31,7 +31,9 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
 
 /// Per queue, milliseconds since a result handler of it that is up, on a
 /// node that is up, was last heard from (the freshest such); queues with
-/// none are absent (core/domain/relay_stalls.hpp).
+/// none are absent (core/domain/relay_stalls.hpp), and so are queues whose
+/// dispatchers report the broker blocking publishers: the workers cannot
+/// send results then either.
 std::map<std::string, int64_t> results_liveness_of(const status_state& st,
                                                    int64_t at_ms);
 

@@ -40,4 +40,43 @@ CAF_TEST(RabbitMQ stopped while events flow loses nothing and logs little) {
   CAF_CHECK_LESS(warning_lines("router"), 10);
 }
 
+// A memory alarm blocks every publisher of the broker, the relay's and the
+// workers' results alike (connection.blocked). Nothing is claimed while it
+// lasts, what was on its way goes back without an attempt, and the sweep
+// leaves the timeouts alone: the workers could not have answered.
+CAF_TEST(a broker memory alarm holds publishing and costs no attempt) {
+  start_all();
+  start_workers(2);
+  keep_publishing(100);
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") >= 200; },
+                         std::chrono::seconds{120}));
+  auto before = count_status("pending");
+  broker_memory_alarm(true);
+  // In effect: a backlog builds behind it ...
+  auto in_effect = wait_until([&] { return count_status("pending") >= before + 300; },
+                              std::chrono::seconds{120});
+  // ... both dispatchers see the broker block them ...
+  auto blocked = [&](const std::string& queue) {
+    return gauge("dispatcher " + queue, "broker_blocked").value_or(0) == 1;
+  };
+  CAF_CHECK(blocked(jobs_queue) && blocked(mail_queue));
+  // ... for twice the delivery timeout (5 s) by the database's clock.
+  auto since = must_exec(db, "SELECT now()::text").text(0, 0);
+  auto lasted = wait_until([&] {
+    return must_exec(db, "SELECT now() > $1::timestamptz + interval '10 s'", {since})
+             .text(0, 0)
+           == "t";
+  }, std::chrono::seconds{120});
+  broker_memory_alarm(false);
+  CAF_REQUIRE(in_effect && lasted);
+  auto after = count_status("completed");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") >= after + 200; },
+                         std::chrono::seconds{120}));
+  auto v = settle();
+  check("broker memory alarm", v);
+  CAF_CHECK_LESS(v.sent_again * 100, v.expected); // under 1%
+  CAF_CHECK_GREATER_OR_EQUAL(lines_with("dispatcher", "event=broker_blocked"), 2);
+  CAF_CHECK_GREATER_OR_EQUAL(lines_with("dispatcher", "event=broker_unblocked"), 2);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -71,6 +71,10 @@ void private_services::stop_broker() {
   shell("rabbitmq_halt " + dir_);
 }
 
+void private_services::broker_memory_alarm(bool on) {
+  shell(std::string{"rabbitmq_memory_alarm "} + dir_ + (on ? " on" : " off"));
+}
+
 void private_services::start_broker() {
   shell("rabbitmq_start " + dir_);
 }

@@ -20,6 +20,9 @@ public:
 
   void stop_broker();
   void start_broker();
+  /// Raises or clears a memory alarm of the broker: while it lasts the
+  /// broker blocks publishers (connection.blocked).
+  void broker_memory_alarm(bool on);
   void stop_database();
   void start_database();
 

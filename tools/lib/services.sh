@@ -169,6 +169,16 @@ rabbitmq_halt() {
   fi
 }
 
+# A memory alarm of the node under DIR on or off (on: a high watermark so
+# low that the node is over it at once; off: RabbitMQ's default of 0.4):
+# the broker blocks every publishing connection while it lasts.
+rabbitmq_memory_alarm() {
+  local dir=$1/rabbitmq mark=0.4
+  [ "$2" = on ] && mark=0.00001
+  as_service_user rabbitmq env HOME="$dir" "$RMQ_BIN/rabbitmqctl" \
+    -n "$(rabbitmq_node "$1")" -q set_vm_memory_high_watermark "$mark" >/dev/null
+}
+
 rabbitmq_stop() {
   local dir=$1/rabbitmq
   [ -f "$dir/port" ] || return 0

@@ -135,6 +135,15 @@ CAF_TEST(a node not heard from ages its result handlers and a report renews them
   other.heard_ms = 12'000;
   auto two = results_liveness_of(state, 12'500);
   CAF_CHECK_EQUAL(two["q"], 500);
+  // A dispatcher of q whose broker blocks publishers: no result can come.
+  actor_view d;
+  d.metrics.role = "dispatcher";
+  d.metrics.queue = "q";
+  d.metrics.gauges["broker_blocked"] = 1;
+  other.view.actors.push_back(d);
+  auto blocked = results_liveness_of(state, 12'500);
+  CAF_CHECK_EQUAL(blocked.count("q"), 0u);
+  other.view.actors.pop_back();
   other.view.up = false;
   rec.view.actors[0].up = false;
   auto none = results_liveness_of(state, 12'500);
