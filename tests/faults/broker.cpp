@@ -55,11 +55,13 @@ CAF_TEST(a broker memory alarm holds publishing and costs no attempt) {
   // In effect: a backlog builds behind it ...
   auto in_effect = wait_until([&] { return count_status("pending") >= before + 300; },
                               std::chrono::seconds{120});
-  // ... both dispatchers see the broker block them ...
+  // ... both dispatchers see the broker block them (a publish that was
+  // blocked first waits out its confirm timeout of 10 s) ...
   auto blocked = [&](const std::string& queue) {
     return gauge("dispatcher " + queue, "broker_blocked").value_or(0) == 1;
   };
-  CAF_CHECK(blocked(jobs_queue) && blocked(mail_queue));
+  CAF_CHECK(wait_until([&] { return blocked(jobs_queue) && blocked(mail_queue); },
+                       std::chrono::seconds{60}));
   // ... for twice the delivery timeout (5 s) by the database's clock.
   auto since = must_exec(db, "SELECT now()::text").text(0, 0);
   auto lasted = wait_until([&] {
