@@ -20,6 +20,13 @@ namespace {
 // floor next_delay puts under any `due`.
 constexpr std::chrono::milliseconds saturated_recheck{100};
 
+// How often a dispatcher looks how many results wait unread in its queue's
+// results queue (a passive declare: one round trip), and how long their
+// wait may be, at the workers' measured pace, before the queue's result
+// handling counts as behind.
+constexpr std::chrono::seconds results_look_interval{1};
+constexpr double results_behind_after_seconds = 5;
+
 // How soon a dispatcher whose broker blocks publishers looks again: it
 // reads connection.unblocked only when it services the connection.
 constexpr std::chrono::milliseconds broker_recheck{250};
@@ -49,6 +56,7 @@ public:
     }
     if (held_by_broker(out))
       return out;
+    look_at_results(out);
     if (box_) {
       box_->set_accepting(true);
       // A batch at a time, as a claim takes: the rest in a pass at once.
@@ -130,6 +138,33 @@ private:
     out.due = broker_recheck;
     out.hold = true;
     return true;
+  }
+
+  // Results that wait unread mean the queue's result handling falls
+  // behind (or nobody reads them): shown as gauges, and a line when it
+  // starts and ends. Their wait is estimated from the workers' measured
+  // pace; results wait also while none finish.
+  void look_at_results(pass_outcome& out) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - results_looked_at_ < results_look_interval)
+      return;
+    results_looked_at_ = now;
+    auto waiting = publisher_->results_waiting();
+    if (!waiting)
+      return; // the claim finds out about the connection
+    auto rate = window_.completion_rate();
+    bool behind = *waiting > 0
+                  && (rate <= 0
+                      || static_cast<double>(*waiting) / rate
+                           > results_behind_after_seconds);
+    out.gauges["results_waiting"] = *waiting;
+    out.gauges["results_behind"] = behind ? 1 : 0;
+    if (behind && !results_behind_)
+      logger("dispatcher")->warn("event=results_behind queue={} waiting={}",
+                                 kv(queue_), *waiting);
+    else if (!behind && results_behind_)
+      logger("dispatcher")->info("event=results_caught_up queue={}", kv(queue_));
+    results_behind_ = behind;
   }
 
   void log_blocking(bool blocked) const {
@@ -291,6 +326,8 @@ private:
   /// The queue's in-flight limit, as its workers' pace allows.
   in_flight_window window_;
   bool blocked_ = false; ///< the broker blocked publishers at the last look
+  std::chrono::steady_clock::time_point results_looked_at_{};
+  bool results_behind_ = false; ///< at the last look
 };
 
 } // namespace

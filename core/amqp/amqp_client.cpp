@@ -460,6 +460,20 @@ caf::error amqp_client::declare_queue(const std::string& name,
                         "delete it or configure its type (queueType)");
 }
 
+caf::expected<int64_t> amqp_client::ready_messages(const std::string& name) {
+  if (!impl_->open)
+    return impl_->broken("queue.declare");
+  // Passive: only asks. A queue that does not exist closes the channel
+  // (404), which check() reopens.
+  auto* ok = amqp_queue_declare(impl_->conn, channel, bytes(name), /*passive*/ 1,
+                                0, 0, 0, amqp_empty_table);
+  if (auto err = impl_->check(amqp_get_rpc_reply(impl_->conn), "queue.declare"))
+    return err;
+  if (ok == nullptr)
+    return impl_->broken("queue.declare");
+  return static_cast<int64_t>(ok->message_count);
+}
+
 caf::error amqp_client::delete_queue(const std::string& name) {
   if (!impl_->open)
     return impl_->broken("queue.delete");

@@ -52,6 +52,11 @@ public:
   /// errc::broker_error naming the queue, and the channel is reopened.
   caf::error declare_queue(const std::string& name, const queue_options& opts = {});
 
+  /// How many messages of a queue wait for a consumer (a passive
+  /// declare): not for a consuming connection, whose deliveries could
+  /// arrive in between.
+  caf::expected<int64_t> ready_messages(const std::string& name);
+
   /// Deletes a queue (tests clean up with it).
   caf::error delete_queue(const std::string& name);
 

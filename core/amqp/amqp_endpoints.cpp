@@ -11,7 +11,7 @@ amqp_job_publisher::amqp_job_publisher(std::string url, std::string queue,
   // first mandatory publish, or every message would come back returned.
   : session_({url, "outbox dispatcher " + queue, {queue, results_queue(queue)}, {}, 0,
               type}),
-    confirm_timeout_(confirm_timeout) {
+    confirm_timeout_(confirm_timeout), results_queue_(results_queue(queue)) {
 }
 
 caf::error amqp_job_publisher::ready() {
@@ -28,6 +28,10 @@ amqp_job_publisher::publish(const std::vector<outgoing_message>& ms) {
 
 bool amqp_job_publisher::blocked() const {
   return session_.blocked();
+}
+
+caf::expected<int64_t> amqp_job_publisher::results_waiting() {
+  return session_.ready_messages(results_queue_);
 }
 
 amqp_result_source::amqp_result_source(std::string url, std::string queue,

@@ -26,10 +26,12 @@ public:
   std::vector<publish_status>
   publish(const std::vector<outgoing_message>& ms) override;
   bool blocked() const override;
+  caf::expected<int64_t> results_waiting() override;
 
 private:
   amqp_session session_;
   std::chrono::milliseconds confirm_timeout_;
+  std::string results_queue_;
 };
 
 class amqp_result_source : public result_source {

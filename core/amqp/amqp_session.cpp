@@ -158,6 +158,16 @@ bool amqp_session::keep_alive() {
   return false;
 }
 
+caf::expected<int64_t> amqp_session::ready_messages(const std::string& queue) {
+  if (!is_open())
+    return make_error(errc::broker_unavailable,
+                      "queue.declare: the broker connection is broken");
+  auto n = client_->ready_messages(queue);
+  if (!n && !client_->is_open())
+    reset();
+  return n;
+}
+
 bool amqp_session::blocked() const {
   return client_ && client_->blocked();
 }

@@ -84,6 +84,10 @@ public:
   /// (amqp_client::blocked).
   bool blocked() const;
 
+  /// A publisher's look at how many messages wait in `queue`
+  /// (amqp_client::ready_messages) over its live connection.
+  caf::expected<int64_t> ready_messages(const std::string& queue);
+
   /// Drops the connection; the next use connects again, starting with the
   /// broker after this one's.
   void reset();

@@ -71,6 +71,9 @@ public:
   /// True while the broker blocks publishing (a resource alarm), as last
   /// seen by ready() or publish(): nothing should be claimed meanwhile.
   virtual bool blocked() const = 0;
+  /// How many workers' results wait unread in the queue's results queue
+  /// (a result handler that falls behind, or none that reads).
+  virtual caf::expected<int64_t> results_waiting() = 0;
 };
 
 /// Hands out result messages, acked only once they are applied.

@@ -148,6 +148,12 @@ public:
     return is_blocked;
   }
 
+  int64_t waiting_results = 0; ///< returned by results_waiting()
+
+  caf::expected<int64_t> results_waiting() override {
+    return waiting_results;
+  }
+
   std::vector<publish_status>
   publish(const std::vector<outgoing_message>& ms) override {
     std::vector<publish_status> out;

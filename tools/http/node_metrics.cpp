@@ -58,6 +58,12 @@ const gauge_family gauge_families[] = {
   {"broker_blocked", "outbox_broker_blocked",
    "1 while the broker blocks the dispatcher's publishing (a memory or disk "
    "alarm): nothing of the queue is claimed until it ends."},
+  {"results_waiting", "outbox_results_waiting",
+   "Workers' results waiting unread in the queue's results queue, as its "
+   "dispatcher last looked (every second)."},
+  {"results_behind", "outbox_results_behind",
+   "1 while the queue's results wait longer than 5 s at the workers' pace "
+   "(or wait while none finish): its result handling falls behind."},
   {"stalled_queues", "outbox_sweeper_stalled_queues",
    "Queues whose result handlers the status node does not hear: the sweep "
    "leaves their timeouts alone."},

@@ -421,6 +421,19 @@ CAF_TEST(a broker that blocks publishers holds claims until it unblocks) {
   stop(d);
 }
 
+// Results that wait unread show in the dispatcher's gauges: behind once
+// their wait at the workers' measured pace passes 5 s, or when nothing
+// finishes at all.
+CAF_TEST(results waiting unread show as a result handling that falls behind) {
+  publisher->waiting_results = 40;
+  auto d = spawn_dispatcher(manual_passes());
+  request<int64_t>(d, once_atom::value);
+  auto& gauges = pass_state_of(d).metrics.gauges;
+  CAF_CHECK_EQUAL(gauges["results_waiting"], 40);
+  CAF_CHECK_EQUAL(gauges["results_behind"], 1); // no pace measured yet
+  stop(d);
+}
+
 // The window (core/domain/in_flight_window.hpp) is the claim's limit; each
 // claim names the cohort the one before started, and what the workers
 // finished sets the next limit.
