@@ -46,14 +46,14 @@ CAF_TEST(RabbitMQ stopped while events flow loses nothing and logs little) {
 // leaves the timeouts alone: the workers could not have answered.
 CAF_TEST(a broker memory alarm holds publishing and costs no attempt) {
   start_all();
-  start_workers(2);
-  keep_publishing(100);
+  start_workers(8); // a window of 1,000 would be 8 s of their work
+  keep_publishing(50);
   CAF_REQUIRE(wait_until([&] { return count_status("completed") >= 200; },
                          std::chrono::seconds{120}));
   auto before = count_status("pending");
   broker_memory_alarm(true);
   // In effect: a backlog builds behind it ...
-  auto in_effect = wait_until([&] { return count_status("pending") >= before + 300; },
+  auto in_effect = wait_until([&] { return count_status("pending") >= before + 200; },
                               std::chrono::seconds{120});
   // ... both dispatchers see the broker block them (a publish that was
   // blocked first waits out its confirm timeout of 10 s) ...
@@ -62,10 +62,10 @@ CAF_TEST(a broker memory alarm holds publishing and costs no attempt) {
   };
   CAF_CHECK(wait_until([&] { return blocked(jobs_queue) && blocked(mail_queue); },
                        std::chrono::seconds{60}));
-  // ... for twice the delivery timeout (5 s) by the database's clock.
+  // ... for 20 s by the database's clock, four times the delivery timeout.
   auto since = must_exec(db, "SELECT now()::text").text(0, 0);
   auto lasted = wait_until([&] {
-    return must_exec(db, "SELECT now() > $1::timestamptz + interval '10 s'", {since})
+    return must_exec(db, "SELECT now() > $1::timestamptz + interval '20 s'", {since})
              .text(0, 0)
            == "t";
   }, std::chrono::seconds{120});
