@@ -128,6 +128,8 @@ private:
     out.gauges["broker_blocked"] = blocked ? 1 : 0;
     if (blocked != blocked_)
       log_blocking(blocked);
+    if (!blocked && blocked_)
+      window_.restart(); // nothing was claimed meanwhile: measure anew
     blocked_ = blocked;
     if (!blocked)
       return false;
@@ -153,7 +155,8 @@ private:
     if (!waiting)
       return; // the claim finds out about the connection
     auto rate = window_.completion_rate();
-    bool behind = *waiting > 0
+    // Before the first measure of the pace nothing can be said.
+    bool behind = *waiting > 0 && window_.measured()
                   && (rate <= 0
                       || static_cast<double>(*waiting) / rate
                            > results_behind_after_seconds);
@@ -277,14 +280,18 @@ private:
         continue;
       }
       ++out.counters[to_string(status)];
-      if (status == publish_status::unsent || status == publish_status::blocked)
+      if (status == publish_status::blocked)
         not_sent.push_back({jobs[i].delivery_id, jobs[i].dispatch_id});
       else
         failures.push_back(failed_send(jobs[i], status, out));
     }
-    // Never reached a worker through any fault of the delivery (the
-    // connection was gone, or the broker blocked publishers): pending
-    // again, no attempt counted.
+    // Held by a broker that blocked publishers: no fault of the delivery,
+    // so pending again with no attempt counted, and not finished work for
+    // the window. (An `unsent` one went once more over a new connection
+    // already, amqp_session::publish: if that failed too, it takes the
+    // retry path, so that a message that can never be written does not
+    // come back for ever.)
+    window_.released(static_cast<int64_t>(not_sent.size()));
     give_back(std::move(not_sent));
     if (failures.empty())
       return caf::none;

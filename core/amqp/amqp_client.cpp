@@ -18,6 +18,14 @@ namespace outbox {
 namespace {
 
 constexpr amqp_channel_t channel = 1;
+
+// How long a publish still waits for confirms once the broker said it
+// blocks publishers (connection.blocked).
+constexpr auto blocked_confirm_grace = std::chrono::milliseconds{500};
+
+// The longest a request-response call (a declare, say) waits for the
+// broker's answer: a connection that went quiet is dropped, not waited on.
+constexpr timeval rpc_timeout{10, 0};
 constexpr auto connect_timeout = std::chrono::seconds{5};
 
 amqp_bytes_t bytes(const std::string& s) {
@@ -309,8 +317,15 @@ struct amqp_client::impl {
       if (f.frame_type != AMQP_FRAME_METHOD)
         continue;
       auto id = f.payload.method.id;
-      if (note_blocking(id))
+      if (note_blocking(id)) {
+        // Blocked: the broker reads nothing more until the alarm ends, so
+        // waiting out the whole timeout only hides the alarm from the
+        // dispatcher. What is still unconfirmed comes back `blocked`.
+        if (blocked)
+          deadline = std::min(deadline, std::chrono::steady_clock::now()
+                                          + blocked_confirm_grace);
         continue;
+      }
       if (id == AMQP_BASIC_ACK_METHOD) {
         auto* a = static_cast<amqp_basic_ack_t*>(f.payload.method.decoded);
         t.settle(a->delivery_tag, a->multiple, publish_status::confirmed);
@@ -406,6 +421,8 @@ amqp_client::connect_one(const std::string& url, const std::string& name,
                       "the broker at " + where
                         + " refused the login (check user, password, vhost)");
   p->open = true;
+  timeval rpc_limit = rpc_timeout;
+  amqp_set_rpc_timeout(p->conn, &rpc_limit);
   p->heartbeat = std::chrono::seconds{amqp_get_heartbeat(p->conn)};
   p->last_write = std::chrono::steady_clock::now();
   amqp_channel_open(p->conn, channel);

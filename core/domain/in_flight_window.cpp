@@ -12,6 +12,15 @@ void in_flight_window::start_cohort(const window_sample& s, int64_t taken) {
   cohort_start_us_ = s.now_us;
   cohort_size_ = s.in_flight + taken;
   own_out_ = cohort_size_;
+  taken_in_cohort_ = taken;
+}
+
+void in_flight_window::released(int64_t n) {
+  n = std::max<int64_t>(0, n);
+  own_out_ = std::max<int64_t>(0, own_out_ - n);
+  auto ours = std::min(n, taken_in_cohort_);
+  cohort_size_ -= ours;
+  taken_in_cohort_ -= ours;
 }
 
 void in_flight_window::observe(const window_sample& s, int64_t taken) {
@@ -28,10 +37,12 @@ void in_flight_window::observe(const window_sample& s, int64_t taken) {
                   <= static_cast<double>(cohort_size_) * s_.finished_share;
   if (!finished && elapsed < s_.interval) {
     own_out_ += taken; // still measuring this cohort
+    taken_in_cohort_ = 0;
     return;
   }
   if (elapsed.count() <= 0) {
     own_out_ += taken;
+    taken_in_cohort_ = 0;
     return;
   }
   // Two lower bounds of what finished since the cohort's start: its own
@@ -40,8 +51,12 @@ void in_flight_window::observe(const window_sample& s, int64_t taken) {
   // finished).
   auto done = std::max(cohort_size_ - left, own_out_ - s.in_flight);
   rate_ = static_cast<double>(done) / (static_cast<double>(elapsed.count()) / 1e6);
+  measured_ = true;
   if (timeout_seconds_ > 0) {
-    auto target = static_cast<int64_t>(rate_ * timeout_seconds_ * s_.fraction);
+    // Clamped before the cast: a huge rate or timeout must not overflow.
+    auto target = static_cast<int64_t>(
+      std::min(rate_ * timeout_seconds_ * s_.fraction,
+               static_cast<double>(s_.ceiling)));
     // Finished: the workers keep up, so the window only grows (a measure
     // over few deliveries is a lower bound of what they can do). Not
     // finished within the interval: the window is what they finished.

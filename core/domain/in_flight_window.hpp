@@ -62,9 +62,20 @@ public:
   /// The sample must answer cohort_start_us() as it was before this call.
   void observe(const window_sample& s, int64_t taken);
 
+  /// Deliveries taken at the last claim that went back to pending unsent
+  /// (the broker blocked publishers): they are not finished work.
+  void released(int64_t n);
+
+  /// Forgets the cohort: the next claim starts a new one (after a time in
+  /// which this dispatcher claimed nothing, whose measure would mislead).
+  void restart() { cohort_start_us_.reset(); }
+
   /// The last measured completion rate (deliveries a second); 0 before
   /// the first measure.
   double completion_rate() const { return rate_; }
+
+  /// True once a cohort was judged.
+  bool measured() const { return measured_; }
 
 private:
   void start_cohort(const window_sample& s, int64_t taken);
@@ -72,6 +83,8 @@ private:
   window_settings s_;
   int64_t limit_;
   double rate_ = 0;
+  bool measured_ = false;
+  int64_t taken_in_cohort_ = 0; ///< of the last claim, counted in the cohort
   double timeout_seconds_ = 0; ///< the last one seen (0: none yet)
   std::optional<int64_t> cohort_start_us_;
   int64_t cohort_size_ = 0;

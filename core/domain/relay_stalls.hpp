@@ -6,9 +6,13 @@
 // deadline moves by the part of the outage it was out during.
 //
 // Who is alive comes from the status node (results_liveness), which hears
-// every node's agent twice a second. When that view is old (the status node
-// is away), the sweep goes on as if every queue had its handler: it cannot
-// tell, and a timeout is what catches a worker that never answers.
+// every node's agent twice a second. A view that is late (the sweeper's own
+// node was paused, or the status node is slow to answer) holds every queue
+// until a fresh one comes, and the gap between two views counts as an
+// outage of every queue: nobody could tell meanwhile. A view missing for
+// a minute (the status node is gone) is no view: the sweep goes on as if
+// every queue had its handler, since a timeout is what catches a worker
+// that never answers.
 #pragma once
 
 #include <chrono>
@@ -29,8 +33,11 @@ struct stall_settings {
   /// A handler not heard for longer than this counts as stalled (its
   /// node's agent reports every 500 ms).
   std::chrono::milliseconds stale_after{2000};
+  /// A view older than this is late: every queue is held until a fresh
+  /// one, and the gap counts as an outage of every queue.
+  std::chrono::milliseconds view_late_after{2000};
   /// A view older than this is no view: no queue is held.
-  std::chrono::milliseconds view_expires_after{5000};
+  std::chrono::milliseconds view_expires_after{60000};
   /// How long an ended outage still moves deadlines: longer than any
   /// delivery timeout a route may sensibly have.
   std::chrono::seconds keep_outages{3600};
@@ -68,6 +75,7 @@ private:
   };
 
   void end_stall(queue_state& q, clock::time_point at);
+  void add_outage(queue_state& q, clock::time_point from, clock::time_point to);
 
   stall_settings s_;
   std::map<std::string, queue_state> queues_;

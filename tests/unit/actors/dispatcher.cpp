@@ -370,21 +370,24 @@ CAF_TEST(at the in flight limit the next pass comes soon and wake-ups wait) {
   stop(d);
 }
 
-// A send that never reached a worker through no fault of the delivery
-// costs it no attempt: back to pending, not down the retry path.
-CAF_TEST(unsent and blocked sends go back to pending without an attempt) {
+// A send the broker held while it blocked publishers costs its delivery
+// no attempt: back to pending, not down the retry path. One that could
+// not be written even over a new connection (unsent) takes the retry path,
+// so that a message that can never be written does not come back for ever.
+CAF_TEST(blocked sends go back to pending without an attempt) {
   store->claims.push_back(claimed({1, 2, 3}));
   publisher->statuses = {publish_status::unsent, publish_status::blocked,
                          publish_status::lost};
   auto d = spawn_dispatcher(manual_passes());
   request<int64_t>(d, once_atom::value);
   CAF_REQUIRE_EQUAL(store->released.size(), 1u);
-  CAF_REQUIRE_EQUAL(store->released[0].size(), 2u);
-  CAF_CHECK_EQUAL(store->released[0][0].id, 1);
-  CAF_CHECK_EQUAL(store->released[0][1].dispatch_id, "dispatch-2");
+  CAF_REQUIRE_EQUAL(store->released[0].size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0][0].id, 2);
+  CAF_CHECK_EQUAL(store->released[0][0].dispatch_id, "dispatch-2");
   CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
-  CAF_REQUIRE_EQUAL(store->applied[0].size(), 1u);
-  CAF_CHECK_EQUAL(store->applied[0][0].delivery_id, 3); // lost: an attempt
+  CAF_REQUIRE_EQUAL(store->applied[0].size(), 2u);
+  CAF_CHECK_EQUAL(store->applied[0][0].delivery_id, 1); // unsent: an attempt
+  CAF_CHECK_EQUAL(store->applied[0][1].delivery_id, 3); // lost: an attempt
   auto& m = pass_state_of(d).metrics;
   CAF_CHECK_EQUAL(m.counters["unsent"], 1);
   CAF_CHECK_EQUAL(m.counters["blocked"], 1);
@@ -430,7 +433,7 @@ CAF_TEST(results waiting unread show as a result handling that falls behind) {
   request<int64_t>(d, once_atom::value);
   auto& gauges = pass_state_of(d).metrics.gauges;
   CAF_CHECK_EQUAL(gauges["results_waiting"], 40);
-  CAF_CHECK_EQUAL(gauges["results_behind"], 1); // no pace measured yet
+  CAF_CHECK_EQUAL(gauges["results_behind"], 0); // no pace measured yet
   stop(d);
 }
 

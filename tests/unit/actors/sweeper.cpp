@@ -78,6 +78,7 @@ CAF_TEST(the sweep holds the timeouts of a queue whose result handlers stalled) 
   // Back: swept again, with the outage moving deadlines.
   view->update({{"q", 0}, {"r", 0}}, std::chrono::steady_clock::now());
   request<int64_t>(s, once_atom::value);
+  CAF_REQUIRE_EQUAL(store->sweep_requests.size(), 3u);
   CAF_CHECK(store->sweep_requests[2].holds.stalled.empty());
   CAF_REQUIRE_EQUAL(store->sweep_requests[2].holds.outages.size(), 1u);
   CAF_CHECK_EQUAL(store->sweep_requests[2].holds.outages[0].queue, "q");

@@ -128,3 +128,33 @@ CAF_TEST(a clock that goes back starts a new cohort and judges nothing) {
   CAF_CHECK_EQUAL(w.limit(), 100);
   CAF_CHECK_EQUAL(*w.cohort_start_us(), t0 - second_us);
 }
+
+CAF_TEST(deliveries given back unsent are not finished work) {
+  in_flight_window w{settings()};
+  w.observe(seen(t0, 0, 0), 100);
+  w.released(100); // the broker blocked them: all back to pending
+  // Nothing is out now; the cohort had nothing of its own left.
+  w.observe(seen(t0 + 50'000, 0, 0), 0);
+  CAF_CHECK(!w.measured());
+  CAF_CHECK_EQUAL(w.limit(), 100);
+}
+
+CAF_TEST(a restart forgets the cohort and nothing is measured before a judgment) {
+  in_flight_window w{settings()};
+  CAF_CHECK(!w.measured());
+  w.observe(seen(t0, 0, 0), 100);
+  w.restart();
+  CAF_CHECK(!w.cohort_start_us());
+  // Ten seconds later, with all still out: a new cohort, no judgment.
+  w.observe(seen(t0 + 10 * second_us, 100, 100), 0);
+  CAF_CHECK(!w.measured());
+  CAF_CHECK_EQUAL(w.limit(), 100);
+  CAF_CHECK_EQUAL(*w.cohort_start_us(), t0 + 10 * second_us);
+}
+
+CAF_TEST(a huge rate and timeout stay at the ceiling) {
+  in_flight_window w{settings()};
+  w.observe(seen(t0, 0, 0), 100);
+  w.observe(seen(t0 + 1, 0, 0, 1e300), 0);
+  CAF_CHECK_EQUAL(w.limit(), 1000);
+}
