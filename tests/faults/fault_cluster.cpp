@@ -91,7 +91,7 @@ void fault_cluster::start_router_node() {
 
 void fault_cluster::start_dispatcher_node() {
   dispatcher_node = start_node("dispatcher",
-                               {"--roles", "dispatcher,results", "--join",
+                               {"--roles", dispatcher_roles, "--join",
                                 "127.0.0.1:" + status_port_});
 }
 
@@ -275,6 +275,7 @@ std::optional<int64_t> fault_cluster::gauge(const std::string& actor,
   if (rc != 0 || doc.Parse(out.c_str()).HasParseError() || !doc.IsObject()
       || !doc.HasMember("nodes") || !doc["nodes"].IsArray())
     return std::nullopt;
+  std::optional<int64_t> best;
   for (auto& node : doc["nodes"].GetArray()) {
     if (!node.IsObject() || !node.HasMember("actors") || !node["actors"].IsArray())
       continue;
@@ -283,9 +284,9 @@ std::optional<int64_t> fault_cluster::gauge(const std::string& actor,
           && actor == a["name"].GetString() && a.HasMember("gauges")
           && a["gauges"].IsObject() && a["gauges"].HasMember(name.c_str())
           && a["gauges"][name.c_str()].IsInt64())
-        return a["gauges"][name.c_str()].GetInt64();
+        best = std::max(best.value_or(INT64_MIN), a["gauges"][name.c_str()].GetInt64());
   }
-  return std::nullopt;
+  return best;
 }
 
 } // namespace outbox::testing

@@ -50,6 +50,8 @@ public:
   /// Flags every node gets besides its role's (TLS, say), and those the
   /// status node gets besides (--http, say): set before starting them.
   std::vector<std::string> node_args, status_args;
+  /// The roles of the dispatcher node.
+  std::string dispatcher_roles = "dispatcher,results";
 
   void start_status_node();
   void start_router_node();
@@ -104,7 +106,8 @@ public:
 
   /// A gauge of an actor as the status node shows it (`outboxctl status
   /// --json`), e.g. gauge("dispatcher " + jobs_queue, "in_flight_window");
-  /// nullopt while the status node does not show it.
+  /// the largest when several nodes run an actor of that name; nullopt
+  /// while the status node does not show it.
   std::optional<int64_t> gauge(const std::string& actor, const std::string& name);
 
   const std::string& status_port() const { return status_port_; }
