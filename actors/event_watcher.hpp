@@ -15,7 +15,7 @@
 
 #include <caf/blocking_actor.hpp>
 
-#include "actors/messages.hpp"
+#include "actors/pass_actor.hpp"
 #include "core/domain/schema_names.hpp"
 
 namespace outbox {

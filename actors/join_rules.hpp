@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "actors/messages.hpp"
+#include "actors/node_agent_actor.hpp"
 
 namespace outbox {
 

@@ -10,7 +10,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/expected.hpp>
 
-#include "actors/messages.hpp"
+#include "actors/status_actor.hpp"
 #include "actors/node_roles.hpp"
 #include "actors/node_settings.hpp"
 #include "core/config/config.hpp"

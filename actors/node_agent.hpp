@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "actors/messages.hpp"
+#include "actors/status_actor.hpp"
 #include "actors/results_view.hpp"
 #include "core/domain/failure_streak.hpp"
 

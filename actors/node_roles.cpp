@@ -20,6 +20,7 @@
 #include "core/domain/ready_notice.hpp"
 #include "core/pg/db_retention_store.hpp"
 #include "core/pg/db_stores.hpp"
+#include "core/pg/pg_listener.hpp"
 
 namespace outbox {
 
@@ -122,9 +123,11 @@ void spawn_ready_listener(node_bootstrap& b) {
   if (b.settings.once || !b.cfg.deliver_immediately || local.empty())
     return;
   b.actors.ready_listener = b.sys.spawn<caf::detached>(
-    ready_listener, ready_listener_args{b.cfg.database_url,
-                                        b.cfg.names.ready_channel(), b.origin,
-                                        local, b.actors.agent});
+    ready_listener,
+    ready_listener_args{pg_listener::factory(b.cfg.database_url,
+                                             b.cfg.names.ready_channel()),
+                        b.cfg.names.ready_channel(), b.origin, local,
+                        b.actors.agent});
 }
 
 /// The router, and its event watcher when it delivers immediately.

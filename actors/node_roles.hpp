@@ -11,7 +11,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/error.hpp>
 
-#include "actors/messages.hpp"
+#include "actors/status_actor.hpp"
 #include "actors/node_settings.hpp"
 #include "actors/pass_loop.hpp"
 #include "actors/results_view.hpp"

@@ -1,6 +1,6 @@
 // What one node runs, as the bootstrap takes it: its roles, queues and
 // cluster addresses, already checked (the command line is read and checked
-// in tools/node_options.hpp).
+// in cli/node_options.hpp).
 #pragma once
 
 #include <cstdint>

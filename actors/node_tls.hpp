@@ -12,7 +12,7 @@
 #include <caf/expected.hpp>
 #include <caf/io/middleman_actor.hpp>
 
-#include "actors/messages.hpp"
+#include "actors/status_actor.hpp"
 #include "actors/node_settings.hpp"
 
 namespace outbox {

@@ -21,7 +21,8 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/lifecycle_group.hpp"
-#include "actors/messages.hpp"
+#include "actors/node_agent_actor.hpp"
+#include "core/base/timestamp.hpp"
 #include "core/domain/backoff.hpp"
 #include "core/domain/failure_streak.hpp"
 #include "core/domain/lifecycle_event.hpp"

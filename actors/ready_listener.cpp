@@ -1,13 +1,12 @@
 #include "actors/ready_listener.hpp"
 
-#include <optional>
+#include <memory>
 
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/base/timestamp.hpp"
 #include "core/domain/failure_streak.hpp"
 #include "core/domain/ready_notice.hpp"
-#include "core/pg/pg_listener.hpp"
 
 namespace outbox {
 
@@ -40,7 +39,7 @@ public:
 
 private:
   bool connect() {
-    auto l = pg_listener::listen(args_.database_url, args_.channel);
+    auto l = args_.listen();
     if (!l) {
       if (failures_.failed())
         logger("dispatcher")->warn("event=listen_failed channel={} attempts={} "
@@ -52,7 +51,7 @@ private:
       poll_mailbox(failures_.backoff(std::chrono::milliseconds{5000}));
       return false;
     }
-    listener_.emplace(std::move(*l));
+    listener_ = std::move(*l);
     failures_.succeeded();
     report("");
     // Deliveries may have become ready while nobody listened.
@@ -89,7 +88,7 @@ private:
 
   caf::blocking_actor* self_;
   ready_listener_args args_;
-  std::optional<pg_listener> listener_;
+  std::unique_ptr<notice_listener> listener_;
   failure_streak failures_;
   bool running_ = true;
   std::string reported_;

@@ -12,13 +12,14 @@
 
 #include <caf/blocking_actor.hpp>
 
-#include "actors/messages.hpp"
+#include "actors/node_agent_actor.hpp"
+#include "core/domain/stores.hpp"
 
 namespace outbox {
 
 struct ready_listener_args {
-  std::string database_url;
-  std::string channel;
+  notice_listener_factory listen; ///< LISTENs on the ready channel
+  std::string channel;            ///< its name, for the log
   std::string origin; ///< this node's: its router wakes them directly
   std::vector<dispatcher_entry> dispatchers;
   node_agent_actor agent; ///< may be null (a node on its own, tests)

@@ -7,6 +7,7 @@
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/base/text.hpp"
+#include "core/base/timestamp.hpp"
 
 namespace outbox {
 

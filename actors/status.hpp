@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "actors/messages.hpp"
+#include "actors/status_actor.hpp"
 #include "core/domain/stores.hpp"
 
 namespace outbox {

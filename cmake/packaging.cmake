@@ -1,5 +1,5 @@
 # What `cmake --install` and the Debian package (`cpack -G DEB` in the build
-# folder) hold besides the binaries (tools/CMakeLists.txt) and the libraries
+# folder) hold besides the binaries (each program's folder in tools/, with its manual page; clients/python/) and the libraries
 # for applications (cmake/install_libs.cmake): the systemd
 # units and their system user, an example config as /etc/outbox/outbox.json
 # (a conffile: an upgrade keeps the host's edits), the layout of the

@@ -127,4 +127,10 @@ time_point plus_seconds(time_point t, int64_t secs) {
   return time_point{clock_type::duration{ticks + delta}};
 }
 
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           clock_type::now().time_since_epoch())
+    .count();
+}
+
 } // namespace outbox

@@ -11,6 +11,9 @@ namespace outbox {
 using clock_type = std::chrono::system_clock;
 using time_point = clock_type::time_point;
 
+/// Unix time in milliseconds, now.
+int64_t now_ms();
+
 /// Formats as "2026-11-29T20:31:02Z", or with ".ffffff" when the time has a
 /// sub-second part.
 std::string format_timestamp(time_point t);

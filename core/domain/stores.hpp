@@ -1,10 +1,13 @@
 // The seams between the actors and their I/O: what each pass needs from the
 // database and the broker, as small abstract classes. The real ones live in
-// core/pg/db_stores.hpp and core/amqp/amqp_endpoints.hpp; tests use in-memory fakes.
+// core/pg/db_stores.hpp, core/pg/pg_listener.hpp and core/amqp/amqp_endpoints.hpp;
+// tests use in-memory fakes.
 // Every call may block: actors that own a real one run detached.
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,5 +90,21 @@ public:
   /// Acks every fetched message up to and including `tag`.
   virtual caf::error ack_through(uint64_t tag) = 0;
 };
+
+/// The notifications of one channel (the deliveries' ready channel), over a
+/// connection of its own.
+class notice_listener {
+public:
+  virtual ~notice_listener() = default;
+  /// Waits up to `timeout`; returns the payloads that arrived, in arrival
+  /// order (none on timeout). An error once the connection broke: the
+  /// listener is then of no further use.
+  virtual caf::expected<std::vector<std::string>>
+  wait_payloads(std::chrono::milliseconds timeout) = 0;
+};
+
+/// Connects a new listener (LISTEN done), or says why it could not.
+using notice_listener_factory
+  = std::function<caf::expected<std::unique_ptr<notice_listener>>()>;
 
 } // namespace outbox

@@ -65,4 +65,14 @@ pg_listener::wait_payloads(std::chrono::milliseconds timeout) {
   return out;
 }
 
+notice_listener_factory pg_listener::factory(std::string url, std::string channel) {
+  return [url = std::move(url), channel = std::move(channel)]()
+           -> caf::expected<std::unique_ptr<notice_listener>> {
+    auto l = listen(url, channel);
+    if (!l)
+      return std::move(l.error());
+    return std::unique_ptr<notice_listener>{new pg_listener{std::move(*l)}};
+  };
+}
+
 } // namespace outbox

@@ -11,11 +11,12 @@
 
 #include <caf/expected.hpp>
 
+#include "core/domain/stores.hpp"
 #include "core/pg/pg_connection.hpp"
 
 namespace outbox {
 
-class pg_listener {
+class pg_listener : public notice_listener {
 public:
   /// Connects and runs LISTEN `channel`.
   static caf::expected<pg_listener> listen(const std::string& url,
@@ -27,7 +28,7 @@ public:
 
   /// As wait(), and returns the notifications' payloads, in arrival order.
   caf::expected<std::vector<std::string>>
-  wait_payloads(std::chrono::milliseconds timeout);
+  wait_payloads(std::chrono::milliseconds timeout) override;
 
   /// UNLISTEN: PostgreSQL stops signalling this session on every commit
   /// that notifies. A notification already received may still be read.
@@ -37,6 +38,9 @@ public:
   caf::error resume();
 
   bool paused() const { return paused_; }
+
+  /// A factory for the actors: each call connects and listens anew.
+  static notice_listener_factory factory(std::string url, std::string channel);
 
 private:
   pg_listener(pg_connection conn, std::string channel)

@@ -5,6 +5,10 @@
 
 #include <deque>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <variant>
 #include <vector>
 
 #include "core/base/errors.hpp"
@@ -203,6 +207,69 @@ class status_store : public outbox::status_store {
 public:
   caf::expected<status_counts> next = status_counts{};
   caf::expected<status_counts> read() override { return next; }
+};
+
+/// The listeners a notice_listener_factory hands out, scripted by the test.
+/// The blocking actor that owns them runs on its own thread, so the script
+/// is behind a mutex. Each connection is an error or a list of waits; a
+/// connection whose waits are used up waits out its timeouts (at most
+/// 20 ms each) with nothing to report.
+class notice_channel : public std::enable_shared_from_this<notice_channel> {
+public:
+  using waits = std::deque<caf::expected<std::vector<std::string>>>;
+
+  void add_connection(waits w) {
+    std::lock_guard<std::mutex> guard{mx_};
+    connections_.push_back(std::move(w));
+  }
+  void add_refusal(caf::error e) {
+    std::lock_guard<std::mutex> guard{mx_};
+    connections_.push_back(std::move(e));
+  }
+  int connects() const {
+    std::lock_guard<std::mutex> guard{mx_};
+    return connects_;
+  }
+
+  notice_listener_factory factory() {
+    return [self = shared_from_this()] { return self->connect(); };
+  }
+
+private:
+  class listener : public notice_listener {
+  public:
+    explicit listener(waits w) : waits_(std::move(w)) {}
+    caf::expected<std::vector<std::string>>
+    wait_payloads(std::chrono::milliseconds timeout) override {
+      if (waits_.empty()) {
+        std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds{20}));
+        return std::vector<std::string>{};
+      }
+      auto next = std::move(waits_.front());
+      waits_.pop_front();
+      return next;
+    }
+
+  private:
+    waits waits_;
+  };
+
+  caf::expected<std::unique_ptr<notice_listener>> connect() {
+    std::lock_guard<std::mutex> guard{mx_};
+    ++connects_;
+    if (connections_.empty())
+      return make_error(errc::database_unavailable, "no connection scripted");
+    auto next = std::move(connections_.front());
+    connections_.pop_front();
+    if (auto e = std::get_if<caf::error>(&next))
+      return std::move(*e);
+    return std::unique_ptr<notice_listener>{
+      new listener{std::move(std::get<waits>(next))}};
+  }
+
+  mutable std::mutex mx_;
+  std::deque<std::variant<waits, caf::error>> connections_;
+  int connects_ = 0;
 };
 
 } // namespace outbox::fakes

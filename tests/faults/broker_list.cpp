@@ -75,7 +75,7 @@ struct fixture : private_services, broker_list, fault_cluster {
     python_worker = std::make_unique<child_process>(
       python,
       std::vector<std::string>{std::string{OUTBOX_SOURCE_DIR}
-                                 + "/tools/python/outbox_worker.py",
+                                 + "/clients/python/outbox_worker.py",
                                "--queue", mail_queue, "--jobs", "K",
                                "--queue-type", "quorum"},
       dir + "python-worker.log",

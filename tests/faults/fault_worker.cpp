@@ -12,7 +12,7 @@
 
 #include "core/base/errors.hpp"
 #include "core/config/config.hpp"
-#include "tools/cli_config.hpp"
+#include "cli/cli_config.hpp"
 #include "worker/worker.hpp"
 
 namespace {

@@ -18,7 +18,7 @@
 #include <rapidjson/document.h>
 
 #include "core/config/config.hpp"
-#include "tools/cli_config.hpp"
+#include "cli/cli_config.hpp"
 #include "worker/worker.hpp"
 
 namespace {

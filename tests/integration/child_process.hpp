@@ -1,4 +1,4 @@
-// What the process tests need besides tools/child_process.hpp: a free
+// What the process tests need besides tests/support/child_process.hpp: a free
 // port, a command's output and a file's text.
 #pragma once
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
-#include "tools/child_process.hpp"
-#include "tools/loopback_port.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/loopback_port.hpp"
 #include <sys/types.h>
 #include <vector>
 

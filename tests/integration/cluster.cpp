@@ -10,6 +10,7 @@
 #include "core/producer/event_store.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/test_worker.hpp"
+#include "core/base/timestamp.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;

@@ -16,7 +16,8 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include "actors/messages.hpp"
+#include "actors/message_types.hpp"
+#include "actors/status_actor.hpp"
 #include "actors/node.hpp"
 #include "core/amqp/amqp_client.hpp"
 #include "core/amqp/wire.hpp"

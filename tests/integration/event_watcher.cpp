@@ -7,6 +7,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/event_watcher.hpp"
+#include "actors/message_types.hpp"
 #include "core/pg/event_probe.hpp"
 #include "tests/integration/test_services.hpp"
 #include "tests/integration/wait_until.hpp"

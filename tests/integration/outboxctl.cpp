@@ -115,7 +115,7 @@ CAF_TEST(help names every verb and version names the schema) {
     "outboxctl", OUTBOXCTL_PATH,
     {"migrate", "status", "failed", "expired", "retry", "forget", "prune",
      "quarantined", "discard", "blocked", "skip"},
-    std::string{OUTBOX_SOURCE_DIR} + "/tools/man/outboxctl.1");
+    std::string{OUTBOX_SOURCE_DIR} + "/tools/outboxctl/outboxctl.1");
 }
 
 CAF_TEST(usage errors and an unreachable database are clear) {

@@ -36,7 +36,7 @@ struct fixture : cluster_fixture {
 CAF_TEST(help names every role and version names the schema) {
   check_help_and_version("outboxd", OUTBOXD_PATH,
                          {"status", "router", "dispatcher", "results", "sweeper"},
-                         std::string{OUTBOX_SOURCE_DIR} + "/tools/man/outboxd.8");
+                         std::string{OUTBOX_SOURCE_DIR} + "/tools/outboxd/outboxd.8");
 }
 
 CAF_TEST_FIXTURE_SCOPE(outboxd_tests, fixture)

@@ -21,7 +21,7 @@ namespace {
 // Debian's python3-pika and python3-psycopg2 live with /usr/bin/python3,
 // not with whatever python3 comes first on PATH.
 const std::string python = "/usr/bin/python3";
-const std::string scripts = std::string{OUTBOX_SOURCE_DIR} + "/tools/python/";
+const std::string scripts = std::string{OUTBOX_SOURCE_DIR} + "/clients/python/";
 
 struct fixture : cluster_fixture {
   std::string q = queue("py");

@@ -17,7 +17,7 @@ namespace {
 
 // Debian's python3-pika lives with /usr/bin/python3.
 const std::string python = "/usr/bin/python3";
-const std::string scripts = std::string{OUTBOX_SOURCE_DIR} + "/tools/python/";
+const std::string scripts = std::string{OUTBOX_SOURCE_DIR} + "/clients/python/";
 
 // Nothing listens on port 1 of loopback: a connect there is refused at
 // once, so a list that starts with it shows the next broker is tried.

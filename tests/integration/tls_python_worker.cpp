@@ -22,7 +22,7 @@ namespace {
 // Debian's python3-pika lives with /usr/bin/python3.
 const std::string python = "/usr/bin/python3";
 const std::string worker_script = std::string{OUTBOX_SOURCE_DIR}
-                                  + "/tools/python/outbox_worker.py";
+                                  + "/clients/python/outbox_worker.py";
 
 struct fixture : tls_required, cluster_fixture {
   std::string dir = tls_dir();

@@ -208,7 +208,7 @@ CAF_TEST(the python worker sees the headers and sends the traceparent back) {
   send_job(q, {{"traceparent", tp}, {"tenant", "t1"}});
   auto log_path = "/tmp/" + queue_prefix + "trace_python_worker.log";
   child_process worker{"/usr/bin/python3",
-                       {std::string{OUTBOX_SOURCE_DIR} + "/tools/python/outbox_worker.py",
+                       {std::string{OUTBOX_SOURCE_DIR} + "/clients/python/outbox_worker.py",
                         "--queue", q, "--jobs", "J"},
                        log_path,
                        {"OUTBOX_AMQP_URL=" + amqp_url()}};

@@ -6,7 +6,7 @@
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/test_worker.hpp"
-#include "tools/status_report.hpp"
+#include "status_view/status_report.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;

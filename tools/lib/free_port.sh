@@ -4,7 +4,7 @@
 # It picks below the kernel's range for outgoing connections
 # (ip_local_port_range): a port in that range can be taken as the local end
 # of any client's connection between our check and the server's bind, or
-# while a test has the server stopped. tools/loopback_port.cpp picks the same
+# while a test has the server stopped. tests/support/loopback_port.cpp picks the same
 # way for the C++ tests.
 free_port() {
   local low=32768 high=60999 bottom=10000 top port

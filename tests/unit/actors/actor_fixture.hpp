@@ -6,7 +6,8 @@
 #include <caf/test/dsl.hpp>
 
 #include "actors/lifecycle_group.hpp"
-#include "actors/messages.hpp"
+#include "actors/message_types.hpp"
+#include "actors/node_agent_actor.hpp"
 #include "actors/pass_loop.hpp"
 #include "tests/fakes/fake_stores.hpp"
 

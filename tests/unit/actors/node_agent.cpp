@@ -4,6 +4,7 @@
 
 #include "actors/node_agent.hpp"
 #include "actors/status.hpp"
+#include "core/base/timestamp.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;

@@ -1,0 +1,95 @@
+// The cluster as the status actor sees it: each node's view and its own
+// report, and the answer to `outboxctl status`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "actors/actor_metrics.hpp"
+#include "core/domain/status_counts.hpp"
+
+namespace outbox {
+
+struct actor_view {
+  actor_metrics metrics;
+  bool up = true;
+};
+
+struct node_view {
+  std::string name;
+  std::vector<std::string> roles, queues;
+  bool up = true;
+  int64_t joined_ms = 0;
+  int64_t down_ms = 0; ///< when it was seen down, 0 while up
+  std::vector<actor_view> actors;
+  /// Lifecycle events its actors sent since it started, per kind
+  /// ("published", "completed", ...).
+  std::map<std::string, int64_t> lifecycle;
+  /// Why its dispatchers miss wake-ups and wait for their timers, e.g. its
+  /// LISTEN connection is down; "" while they do not.
+  std::string wakeups_degraded;
+};
+
+/// A node's own report (its HTTP endpoint's /metrics and /readyz): what it
+/// sends the status actor, and what only it knows.
+struct node_report {
+  node_view view; ///< `up` false for an actor of the node that terminated
+  /// It has joined the status actor (a status node: its own).
+  bool status_joined = false;
+  /// Lifecycle events since it started, per kind and then queue ("" for
+  /// `stored`, which has none).
+  std::map<std::string, std::map<std::string, int64_t>> lifecycle_by_queue;
+  int64_t started_ms = 0; ///< when the agent started
+};
+
+/// The answer to `outboxctl status`.
+struct cluster_status {
+  int64_t now_ms = 0;
+  bool database_ok = false;
+  std::string database_error; ///< safe text when database_ok is false
+  status_counts counts;
+  std::vector<node_view> nodes;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, actor_view& x) {
+  return f(caf::meta::type_name("actor_view"), x.metrics, x.up);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_view& x) {
+  return f(caf::meta::type_name("node_view"), x.name, x.roles, x.queues, x.up,
+           x.joined_ms, x.down_ms, x.actors, x.lifecycle, x.wakeups_degraded);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_report& x) {
+  return f(caf::meta::type_name("node_report"), x.view, x.status_joined,
+           x.lifecycle_by_queue, x.started_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, queue_counts& x) {
+  return f(caf::meta::type_name("queue_counts"), x.per_status,
+           x.oldest_open_age_seconds, x.blocked_keys,
+           x.longest_held_key_seconds);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, status_counts& x) {
+  return f(caf::meta::type_name("status_counts"), x.unrouted_events,
+           x.oldest_unrouted_age_seconds, x.per_status,
+           x.oldest_open_age_seconds, x.per_queue);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
+  return f(caf::meta::type_name("cluster_status"), x.now_ms, x.database_ok,
+           x.database_error, x.counts, x.nodes);
+}
+
+} // namespace outbox

@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+"""An outbox worker in Python, written from the README's wire contract alone
+with Debian's python3-pika: it proves a worker needs no C++.
+
+As a library:   w = Worker(url, "stock.publish"); w.handle("PublishStockJob", fn); w.run()
+As a program:   OUTBOX_AMQP_URL=... outbox_worker.py --queue QUEUE [--max-jobs N]
+                [--queue-type classic|quorum]
+                (or --amqp-url-file PATH; the example's scenarios, as
+                tools/example_worker/main.cpp)
+
+The URL may list the nodes of a cluster ("URL,URL"): each connect tries them
+in order (pika), so a lost node is left for the next that answers. The queue
+and its results queue are declared with the relay's queue type (the config's
+queueType); a queue that exists with another type is refused by RabbitMQ
+(406), which is logged naming the queue and retried with backoff.
+
+A handler gets a Job (its headers are the event's, from the AMQP headers;
+a valid W3C traceparent among them goes back on the result); returning
+completes it, raising RetryableError asks for
+a retry, raising JobFailed (or anything else) fails it. Only the reasons of
+RetryableError/JobFailed are sent back; other exceptions send their type.
+The result is published with a confirm before the job is acked (at least
+once); a failed job is never requeued: retries belong to the outbox.
+"""
+import argparse
+import json
+import logging
+import signal
+import ssl
+import sys
+import threading
+import time
+
+import pika
+
+# The job message and the handler's exceptions; importable from here too.
+from outbox_job import (Job, JobFailed, MalformedJob, RetryableError,  # noqa: F401
+                        attribution, attribution_by_properties, load_json,
+                        parse_job, string_headers)
+from outbox_tls import TlsSetupError, amqp_parameters_list, tls_failure
+from outbox_urls import BrokerListError, resolve_url
+
+
+class Worker:
+    def __init__(self, amqp_url, queue, prefetch=10, queue_type="classic"):
+        self.amqp_url, self.queue, self.prefetch = amqp_url, queue, prefetch
+        # x-queue-type of both queues: the relay declares them so too.
+        self.queue_arguments = {"x-queue-type": queue_type}
+        self.handlers = {}
+        self.stopping = False
+        self.counts = {"completed": 0, "retry": 0, "failed": 0, "malformed": 0,
+                       "direct": 0}
+        self.log = logging.getLogger("outbox.worker")
+
+    def handle(self, job, fn):
+        self.handlers[job] = fn
+
+    def missing_handlers(self, routed_jobs):
+        return sorted(set(routed_jobs) - set(self.handlers))
+
+    def stop(self, *_):
+        self.stopping = True
+
+    def _run_handler(self, job):
+        fn = self.handlers.get(job.job)
+        if fn is None:
+            return "failed", "no handler for this job in the worker"
+        try:
+            fn(job)
+            return "completed", None
+        except RetryableError as e:
+            return "retry", str(e)[:200]
+        except JobFailed as e:
+            return "failed", str(e)[:200]
+        except Exception as e:  # its message may quote anything: send the type
+            return "failed", "handler raised " + type(e).__name__
+
+    def _run_serviced(self, conn, job):
+        """Runs the handler on a thread while this one keeps the connection
+        serviced: pika's BlockingConnection sends and checks heartbeats only
+        inside its own calls, so a handler running past two heartbeat
+        intervals would cost the connection, and the job would run again.
+        Deliveries arriving meanwhile wait in the consumer's buffer."""
+        box = {}
+        thread = threading.Thread(
+            target=lambda: box.setdefault("result", self._run_handler(job)),
+            name="outbox-handler", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            conn.process_data_events(time_limit=0.2)
+            thread.join(timeout=0.05)
+        return box.get("result", ("failed", "handler did not return"))
+
+    def _reply(self, channel, delivery, dispatch, job, outcome, reason,
+               traceparent=None):
+        result = {"outboxDeliveryId": delivery, "outboxDispatchId": dispatch,
+                  "job": job, "outcome": outcome}
+        if reason:
+            result["reason"] = reason
+        # The job's trace goes back in the body (as every result object
+        # carries it) and as a header.
+        headers = None
+        if traceparent:
+            result["traceparent"] = traceparent
+            headers = {"traceparent": traceparent}
+        # Confirm mode: raises if the broker nacks or cannot route it.
+        channel.basic_publish(
+            exchange="", routing_key=self.queue + ".results",
+            body=json.dumps(result).encode(), mandatory=True,
+            properties=pika.BasicProperties(
+                content_type="application/json", delivery_mode=2,
+                message_id=delivery, correlation_id=dispatch, type=job,
+                headers=headers))
+
+    def _process(self, conn, jobs, results, method, properties, body):
+        try:
+            job, _ = parse_job(body, string_headers(properties))
+        except MalformedJob as e:
+            # Settled once and never requeued (it would only fail again):
+            # answered `failed` when its delivery is known, then acked.
+            self.counts["malformed"] += 1
+            try:
+                ids = attribution(load_json(body))
+            except MalformedJob:
+                ids = None
+            ids = ids or attribution_by_properties(properties)
+            if ids is None:
+                self.log.warning("event=malformed_job action=acked why=%r", str(e))
+                jobs.basic_ack(method.delivery_tag)
+                return
+            self.log.warning("event=malformed_job outboxDeliveryId=%s action=failed "
+                             "why=%r", ids[0], str(e))
+            self._reply(results, *ids, "failed", str(e))
+            jobs.basic_ack(method.delivery_tag)
+            return
+        outcome, reason = self._run_serviced(conn, job)
+        if job.direct:  # nobody waits for its result
+            self.counts["direct"] += 1
+            self.log.info("event=direct_job_done job=%s outcome=%s", job.job, outcome)
+            jobs.basic_ack(method.delivery_tag)
+            return
+        self.counts[outcome] += 1
+        trace = f" traceId={job.trace_id}" if job.trace_id else ""
+        self.log.info("event=job_done outboxDeliveryId=%s job=%s lastAttempt=%s "
+                      "outcome=%s%s", job.delivery_id, job.job, job.last_attempt,
+                      outcome, trace)
+        self._reply(results, str(job.delivery_id), job.dispatch_id, job.job,
+                    outcome, reason, job.traceparent)
+        jobs.basic_ack(method.delivery_tag)
+
+    def _declare(self, channel, queue):
+        try:
+            channel.queue_declare(queue, durable=True, arguments=self.queue_arguments)
+        except pika.exceptions.ChannelClosedByBroker as e:
+            if e.reply_code == 406:  # the broker's text is not ours to log
+                self.log.error("event=queue_declare_refused queue=%r why=\"exists with "
+                               "another queue type (or other arguments) than %s\"",
+                               queue, self.queue_arguments["x-queue-type"])
+            raise
+
+    def run(self, max_jobs=0):
+        handled, failures = 0, 0
+        params = amqp_parameters_list(self.amqp_url)  # TlsSetupError: a bad setting
+        while not self.stopping and (max_jobs <= 0 or handled < max_jobs):
+            conn = None
+            try:
+                conn = pika.BlockingConnection(params)
+                jobs, results = conn.channel(), conn.channel()
+                self._declare(jobs, self.queue)
+                self._declare(results, self.queue + ".results")
+                results.confirm_delivery()
+                jobs.basic_qos(prefetch_count=self.prefetch)
+                failures = 0
+                for method, properties, body in jobs.consume(self.queue,
+                                                             inactivity_timeout=0.2):
+                    if self.stopping or (max_jobs > 0 and handled >= max_jobs):
+                        break
+                    if method is None:
+                        continue
+                    self._process(conn, jobs, results, method, properties, body)
+                    handled += 1
+                jobs.cancel()
+                conn.close()
+            # pika raises a failed certificate check as the ssl error itself.
+            except (pika.exceptions.AMQPError, ssl.SSLError) as e:
+                # Unacked jobs go back to the queue with the connection.
+                failures += 1
+                self.log.warning("event=broker_error error=%s tls=%s attempts=%d",
+                                 type(e).__name__, tls_failure(e) or "-", failures)
+                _close_quietly(conn)  # a refused declaration leaves it open
+                time.sleep(min(0.2 * 2 ** min(failures, 5), 5.0))
+
+
+def _close_quietly(conn):
+    if conn is not None and conn.is_open:
+        try:
+            conn.close()
+        except pika.exceptions.AMQPError:
+            pass  # it broke meanwhile: nothing left to close
+
+
+def scenario(job):
+    """The example's behaviour, chosen by the payload's "scenario"."""
+    payload = job.payload if isinstance(job.payload, dict) else {}
+    name = payload.get("scenario", "ok")
+    if name == "flaky" and not job.last_attempt:
+        raise RetryableError("the example says: try again")
+    if name == "busy":
+        raise RetryableError("the example says: still busy")
+    if name == "fail":
+        raise JobFailed("the example says: this one fails")
+    if name == "slow" and not job.last_attempt:
+        time.sleep(payload.get("seconds", 6))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--amqp-url", help="only without a password (default: "
+                        "$OUTBOX_AMQP_URL)")
+    parser.add_argument("--amqp-url-file", metavar="PATH",
+                        help="a file holding the broker URL")
+    parser.add_argument("--queue", required=True)
+    parser.add_argument("--jobs", default="PublishStockJob,IndexStockJob,SendConfirmationJob",
+                        help="comma-separated jobs this worker runs")
+    parser.add_argument("--prefetch", type=int, default=10)
+    parser.add_argument("--queue-type", choices=("classic", "quorum"), default="classic",
+                        help="the type the queues are declared with: the config's "
+                        "queueType for this queue (default: classic)")
+    parser.add_argument("--max-jobs", type=int, default=0)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="ts=%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
+    # pika logs its failures with OpenSSL's and the socket's own text and
+    # tracebacks; our broker_error line says what happened instead.
+    logging.getLogger("pika").setLevel(logging.CRITICAL)
+    url = resolve_url("outbox_worker", "amqp-url", args.amqp_url,
+                      args.amqp_url_file, "OUTBOX_AMQP_URL")
+    try:  # a setting that cannot work stops here, not in a retry loop
+        amqp_parameters_list(url)
+    except TlsSetupError as e:
+        print(f"outbox_worker: {e}", file=sys.stderr)
+        sys.exit(2)
+    except BrokerListError as e:  # our own words, never the URL
+        print(f"outbox_worker: {e}", file=sys.stderr)
+        sys.exit(2)
+    except ValueError:  # pika's text may quote the URL's values
+        print("outbox_worker: the broker URL is not a valid amqp[s]:// URL", file=sys.stderr)
+        sys.exit(2)
+    worker = Worker(url, args.queue, args.prefetch, args.queue_type)
+    for job in filter(None, args.jobs.split(",")):
+        worker.handle(job, scenario)
+    signal.signal(signal.SIGTERM, worker.stop)
+    signal.signal(signal.SIGINT, worker.stop)
+    worker.run(args.max_jobs)
+    worker.log.info("event=stopped %s", " ".join(f"{k}={v}" for k, v in worker.counts.items()))
+
+
+if __name__ == "__main__":
+    main()

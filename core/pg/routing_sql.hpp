@@ -1,0 +1,209 @@
+// The routing pass's SQL text: the lead, the look, the routing statement,
+// the quarantine, the notification and the coalescing (routing_repository).
+#pragma once
+
+namespace outbox {
+namespace routing_detail {
+
+// The first statement of a routing transaction: whether this router leads
+// (one router routes at a time: the cursor is one position), the stored
+// cursor (C, A and G as ranges), and, when $1, a sample of the routing horizon
+// (core/domain/routing_horizon.hpp): the newest event id taken, read from
+// the id's sequence by a sub-select that runs before the rest (a plain
+// read: pg_sequence_last_value() would take the lock read next), then the
+// transactions that hold the sequence's ROW EXCLUSIVE lock. nextval()
+// takes it before it hands out an id and keeps it until the top-level
+// transaction ends (schema/014_no_insert_trigger.sql), so whoever took an
+// id up to the newest one and has not ended is among them, and nobody
+// else. The look at the events is a later statement, so its snapshot sees
+// whatever such a transaction committed.
+constexpr const char* lead_sql = R"sql(
+SELECT pg_try_advisory_xact_lock(hashtextextended('{{events}} routing', 0))
+         AS leads,
+       c.position, c.scanned, array_to_string(c.open_ranges, ' ') AS open_ranges,
+       s.q AS last_event_id,
+       CASE WHEN $1::boolean THEN array_to_string(ARRAY(
+         SELECT l.virtualtransaction FROM pg_locks l
+         WHERE l.locktype = 'relation'
+           AND l.database = (SELECT oid FROM pg_database
+                             WHERE datname = current_database())
+           AND l.relation = '{{events}}_id_seq'::regclass
+           AND l.mode = 'RowExclusiveLock'
+           AND l.granted
+           -- a prepared transaction's locks show no pid: it counts
+           AND l.pid IS DISTINCT FROM pg_backend_pid()), ' ')
+       ELSE '' END AS holders
+FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS q
+      FROM {{events}}_id_seq OFFSET 0) s
+LEFT JOIN {{events}}_routing c ON c.name = 'cursor'
+)sql";
+
+// The look (core/domain/routing_cursor.hpp): the next events above A ($1,
+// at most $2, by the primary key), the open ids again ($3), and set-aside
+// events of the routed types ($4). While set-aside events of routed types
+// wait, nothing newer is read: they are older, and go first (a set-aside
+// row whose event was deleted by hand counts for nothing).
+constexpr const char* look_sql = R"sql(
+SELECT e.id, e.event_type, e.key IS NOT NULL AS keyed,
+       e.quarantined_at IS NOT NULL AS quarantined, false AS set_aside
+FROM (SELECT id FROM {{events}} WHERE id > $1::bigint
+        AND NOT EXISTS (SELECT 1 FROM {{events}}_unrouted u
+                        JOIN {{events}} e ON e.id = u.event_id
+                        WHERE u.event_type = ANY($4::text[]))
+      ORDER BY id LIMIT $2) n
+JOIN {{events}} e ON e.id = n.id
+UNION ALL
+SELECT e.id, e.event_type, e.key IS NOT NULL, e.quarantined_at IS NOT NULL, false
+FROM {{events}} e WHERE e.id = ANY($3::bigint[])
+UNION ALL
+SELECT e.id, e.event_type, e.key IS NOT NULL, false, true
+FROM (SELECT event_id FROM {{events}}_unrouted
+      WHERE event_type = ANY($4::text[]) ORDER BY event_id LIMIT $2) u
+JOIN {{events}} e ON e.id = u.event_id
+)sql";
+
+// Routes the events $2 (ids the look decided on): inserts one delivery per
+// route with the rules copied in, in event order (the unique key of
+// (event, job, queue) guards against routing one twice while its
+// deliveries are there; the stored cursor is what keeps it from
+// happening). Sets aside the events $3 (types without routes) and stores
+// the cursor: C in $4 (-1: unchanged), A in $7, G as ranges in $8. Routes arrive as one JSON parameter
+// so the statement stays prepared-shaped whatever the config. (PostgreSQL
+// runs every data-modifying CTE once, referenced or not.)
+//
+// Claim on route (core/domain/handoff.hpp): a delivery of a queue in $5
+// (with the room its dispatcher's credit gives in $6) is inserted
+// dispatched, with its dispatch id and timeout, when it would be ready at
+// once and nothing else may touch it before it is sent: not of an ordered
+// key (parked behind its key's holder), not coalescing (a newer delivery
+// of its key supersedes only waiting ones), not past its time to live,
+// and no more than the room, in event order. The rest are inserted
+// pending, as they all are without a handoff.
+constexpr const char* route_sql = R"sql(
+WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
+  SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
+  FROM {{events}} e
+  WHERE e.id = ANY($2::bigint[]) AND e.quarantined_at IS NULL
+), handoff AS (
+  SELECT h.queue, h.room FROM unnest($5::text[], $6::bigint[]) AS h(queue, room)
+), made AS (
+  SELECT c.id AS event_id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
+         r.delivery_timeout_seconds, r.merge, x.expires_at, c.key, o.ordered,
+         o.ordered AND r.on_failure = 'block' AS block_on_failure,
+         NOT o.ordered AND (c.key IS NULL OR r.merge = 'none')
+           AND (x.expires_at IS NULL OR x.expires_at > now()) AS handable
+  FROM claimed c JOIN routes r ON r.event_type = c.event_type
+  CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
+  CROSS JOIN LATERAL (SELECT CASE WHEN r.ttl_seconds > 0
+      THEN LEAST(c.expires_at, c.created_at + make_interval(secs => r.ttl_seconds))
+      ELSE c.expires_at END) AS x(expires_at)
+), handed AS (
+  SELECT m.*, m.handable AND row_number() OVER (
+           PARTITION BY m.queue, m.handable ORDER BY m.event_id, m.job)
+         <= coalesce(h.room, 0) AS hand
+  FROM made m LEFT JOIN handoff h ON h.queue = m.queue
+), inserted AS (
+  INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
+    repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key,
+    ordered, block_on_failure, available_at, status, dispatch_id, dispatched_at,
+    delivery_timeout_at)
+  SELECT m.event_id, m.job, m.queue, m.retry_delays, m.repeat_last_delay,
+         m.delivery_timeout_seconds, m.merge, m.expires_at, m.key, m.ordered,
+         m.block_on_failure,
+         CASE WHEN m.ordered THEN NULL ELSE now() END,
+         CASE WHEN m.hand THEN 'dispatched' ELSE 'pending' END,
+         CASE WHEN m.hand THEN gen_random_uuid() END,
+         CASE WHEN m.hand THEN now() END,
+         CASE WHEN m.hand
+              THEN now() + make_interval(secs => m.delivery_timeout_seconds) END
+  FROM handed m
+  ORDER BY m.event_id, m.job, m.queue
+  ON CONFLICT (event_id, job, queue) DO NOTHING
+  RETURNING id, event_id, queue, coalesce_key, job, merge, ordered, status,
+            dispatch_id
+), taken AS (
+  DELETE FROM {{events}}_unrouted u WHERE u.event_id = ANY($2::bigint[])
+), aside AS (
+  INSERT INTO {{events}}_unrouted (event_id, event_type)
+  SELECT e.id, e.event_type FROM {{events}} e WHERE e.id = ANY($3::bigint[])
+  ON CONFLICT (event_id) DO NOTHING
+), moved AS (
+  UPDATE {{events}}_routing
+  SET position = $4::bigint, scanned = $7::bigint,
+      open_ranges = NULLIF($8::bigint[], '{}')
+  WHERE name = 'cursor' AND $4::bigint >= 0
+)
+SELECT 'queue' AS kind, queue, NULL AS job, count(*), NULL AS coalesce_key
+FROM inserted WHERE status = 'pending' GROUP BY queue
+UNION ALL
+SELECT 'handed', queue, dispatch_id::text, id, NULL FROM inserted
+  WHERE status = 'dispatched'
+UNION ALL
+SELECT DISTINCT 'key', queue, job, 0, coalesce_key FROM inserted
+  WHERE coalesce_key IS NOT NULL AND merge <> 'none'
+UNION ALL
+SELECT 'ordered', NULL, NULL, id, NULL FROM inserted WHERE ordered
+UNION ALL
+SELECT 'events', NULL, NULL, count(DISTINCT event_id), NULL FROM inserted
+)sql";
+
+// Takes an event out of routing for good (see schema/009_quarantine.sql).
+constexpr const char* quarantine_sql = R"sql(
+UPDATE {{events}}
+SET quarantined_at = now(), quarantine_reason = $2
+WHERE id = $1 AND quarantined_at IS NULL
+RETURNING id, event_type
+)sql";
+
+// One notification per payload: a routing transaction sends one per queue,
+// never one per event (NOTIFY serializes committing transactions on a
+// cluster-wide lock).
+constexpr const char* notify_sql = R"sql(
+SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p
+)sql";
+
+// For each (key, job, queue) that just received a delivery: the newest
+// pending delivery wins, older pending ones become superseded by it; with
+// json-merge the winner's payload becomes the RFC 7396 fold of all of them,
+// oldest first (the folded ids are listed first and then looked up: an OR
+// of the two conditions made PostgreSQL scan both tables whole). The
+// triples come as arrays and hit the partial coalesce index. (PostgreSQL
+// runs every data-modifying CTE once, referenced or not: `merged` always
+// applies.)
+constexpr const char* coalesce_sql = R"sql(
+WITH targets AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+    AS t(coalesce_key, job, queue)
+), newest AS (
+  SELECT DISTINCT ON (d.coalesce_key, d.job, d.queue)
+         d.id, d.coalesce_key, d.job, d.queue, d.merge
+  FROM {{deliveries}} d JOIN targets t USING (coalesce_key, job, queue)
+  WHERE d.status = 'pending'
+  ORDER BY d.coalesce_key, d.job, d.queue, d.id DESC
+), older AS (
+  SELECT o.id, n.id AS newest, n.merge
+  FROM {{deliveries}} o JOIN newest n USING (coalesce_key, job, queue)
+  WHERE o.status = 'pending' AND o.id < n.id
+  FOR UPDATE OF o
+), merged AS (
+  UPDATE {{deliveries}} w SET payload_override = (
+    SELECT {{events}}_merge_patch_agg(
+             COALESCE(d.payload_override, e.payload)::jsonb ORDER BY d.id)::text
+    FROM (SELECT w.id UNION ALL SELECT id FROM older WHERE newest = w.id)
+         AS folded(id)
+    JOIN {{deliveries}} d ON d.id = folded.id
+    JOIN {{events}} e ON e.id = d.event_id)
+  FROM newest n
+  WHERE w.id = n.id AND n.merge = 'json-merge'
+    AND EXISTS (SELECT 1 FROM older WHERE newest = w.id)
+  RETURNING w.id
+)
+UPDATE {{deliveries}} o
+SET status = 'superseded', superseded_by = older.newest, finished_at = now()
+FROM older
+WHERE o.id = older.id
+RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
+)sql";
+
+} // namespace routing_detail
+} // namespace outbox

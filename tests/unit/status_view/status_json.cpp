@@ -1,0 +1,105 @@
+#define CAF_SUITE status_view.status_json
+#include <caf/test/unit_test.hpp>
+
+#include <cmath>
+
+#include "status_view/status_report.hpp"
+
+using namespace outbox;
+
+// The JSON of `outboxctl status --json` is read by scripts: its keys, their
+// types and which keys are left out are pinned here as whole documents.
+
+namespace {
+
+cluster_status sample() {
+  cluster_status s;
+  s.database_ok = true;
+  s.counts.unrouted_events = 3;
+  s.counts.oldest_unrouted_age_seconds = 1.5;
+  s.counts.per_status = {{"pending", 2}, {"completed", 7}};
+  s.counts.oldest_open_age_seconds = 0.25;
+  s.counts.per_queue["q"].per_status = {{"dispatched", 1}};
+  s.counts.per_queue["q"].oldest_open_age_seconds = 2;
+  s.counts.per_queue["q"].blocked_keys = 1;
+  s.counts.per_queue["q"].longest_held_key_seconds = 30.5;
+  node_view n;
+  n.name = "host:1";
+  n.roles = {"dispatcher"};
+  n.queues = {"q"};
+  n.up = false;
+  n.wakeups_degraded = "listen connection lost";
+  n.lifecycle = {{"completed", 7}};
+  actor_view a;
+  a.metrics.name = "dispatcher q";
+  a.metrics.role = "dispatcher";
+  a.metrics.queue = "q";
+  a.metrics.passes = 4;
+  a.metrics.rows = 5;
+  a.metrics.errors = 1;
+  a.metrics.last_pass_ms = 1700000000000;
+  a.metrics.connected = false;
+  a.metrics.last_error = "not in the JSON";
+  a.metrics.counters = {{"nacked", 2}};
+  a.metrics.gauges = {{"in_flight_window", 40}};
+  n.actors.push_back(a);
+  s.nodes.push_back(n);
+  return s;
+}
+
+// Every status is there, zeros included.
+std::string counts_json(const char* pending, const char* dispatched,
+                        const char* completed) {
+  return std::string{"{\"completed\":"} + completed + ",\"dispatched\":"
+         + dispatched + ",\"expired\":0,\"failed\":0,\"pending\":" + pending
+         + ",\"superseded\":0}";
+}
+
+} // namespace
+
+CAF_TEST(the status of a cluster with its nodes) {
+  std::string deliveries = counts_json("2", "0", "7");
+  std::string queue = counts_json("0", "1", "0");
+  CAF_CHECK_EQUAL(
+    status_json(sample(), true),
+    "{\"database\":{\"ok\":true},\"unroutedEvents\":3,"
+    "\"oldestUnroutedAgeSeconds\":1.5,\"deliveries\":" + deliveries
+      + ",\"oldestOpenAgeSeconds\":0.25,\"queues\":{\"q\":{\"deliveries\":"
+      + queue + ",\"oldestOpenAgeSeconds\":2.0,\"blockedKeys\":1,"
+      "\"longestHeldKeySeconds\":30.5}},\"nodes\":[{\"name\":"
+      "\"host:1\",\"up\":false,\"roles\":[\"dispatcher\"],\"queues\":[\"q\"],"
+      "\"wakeupsOk\":false,\"wakeupsDegraded\":\"listen connection lost\","
+      "\"actors\":[{\"name\":\"dispatcher q\",\"role\":\"dispatcher\","
+      "\"queue\":\"q\",\"up\":true,\"passes\":4,\"rows\":5,\"errors\":1,"
+      "\"lastPassMs\":1700000000000,\"connected\":false,\"counters\":"
+      "{\"nacked\":2},\"gauges\":{\"in_flight_window\":40}}],"
+      "\"lifecycle\":{\"completed\":7}}]}");
+}
+
+CAF_TEST(the status from the database alone has no nodes) {
+  auto s = sample();
+  s.nodes.clear();
+  auto json = status_json(s, false);
+  CAF_CHECK_EQUAL(json.find("\"nodes\""), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(json.find("\"unroutedEvents\":3"), std::string::npos);
+}
+
+CAF_TEST(an unavailable database has its reason and no counts) {
+  auto s = sample();
+  s.database_ok = false;
+  s.database_error = "cannot connect";
+  s.nodes[0].wakeups_degraded.clear();
+  auto json = status_json(s, true);
+  CAF_CHECK_EQUAL(json.rfind("{\"database\":{\"ok\":false,\"error\":"
+                             "\"cannot connect\"},\"nodes\":[{\"name\"",
+                             0),
+                  0u);
+  CAF_CHECK_NOT_EQUAL(json.find("\"wakeupsOk\":true,\"actors\""),
+                      std::string::npos);
+}
+
+CAF_TEST(a value JSON cannot carry gives an error object) {
+  auto s = sample();
+  s.counts.oldest_open_age_seconds = std::nan("");
+  CAF_CHECK_EQUAL(status_json(s, false).rfind("{\"error\":", 0), 0u);
+}

@@ -1,0 +1,363 @@
+// outboxctl: the operator's command line.
+//   outboxctl migrate --config FILE   apply the schema migrations
+//   outboxctl status [--connect HOST:PORT] [--json]
+//                                     ask the cluster's status actor
+//   outboxctl status --db --config FILE [--json]
+//                                     read the counts straight from the
+//                                     database (no cluster running)
+//   outboxctl failed|expired [--queue Q] [--limit N]
+//   outboxctl retry ID... | retry --status failed|expired [--queue Q]
+//   outboxctl forget ID
+//   outboxctl prune --hours N [--status completed,failed,...]
+//   outboxctl quarantined [--limit N] | discard EVENT_ID...
+//   outboxctl blocked [--queue Q] [--limit N] | skip ID...
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/message_types.hpp"
+#include "actors/status_actor.hpp"
+#include "actors/node_tls.hpp"
+#include "core/pg/status_repository.hpp"
+#include "tools/outboxctl/admin_verbs.hpp"
+#include "cli/node_options.hpp"
+#include "status_view/status_report.hpp"
+#include "cli/tls_flags.hpp"
+
+#include "core/base/errors.hpp"
+#include "core/config/config.hpp"
+#include "core/pg/migrations.hpp"
+#include "core/pg/pg_connection.hpp"
+#include "cli/cli_config.hpp"
+
+namespace {
+
+constexpr int exit_usage = 2;   // bad flags or config
+constexpr int exit_failure = 1; // the database refused or is unreachable
+
+// Every wait on the network is bounded: a server that accepts and then says
+// nothing (a wrong port, a hung node) must not hang an operator's shell.
+constexpr auto handshake_timeout = std::chrono::seconds{5};
+constexpr auto status_timeout = std::chrono::seconds{10};
+constexpr const char* db_connect_timeout = "10"; // seconds, libpq's default
+
+constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
+                              "       outboxctl status [--connect HOST:PORT] "
+                              "[--json]\n"
+                              "       outboxctl status --db --config FILE "
+                              "[--json]\n"
+                              "       outboxctl failed|expired [--queue Q] "
+                              "[--limit N] --config FILE\n"
+                              "       outboxctl retry ID... | retry --status "
+                              "failed|expired [--queue Q] --config FILE\n"
+                              "       outboxctl forget ID --config FILE\n"
+                              "       outboxctl prune --hours N [--status S,...] "
+                              "--config FILE\n"
+                              "       outboxctl quarantined [--limit N] --config FILE\n"
+                              "       outboxctl discard EVENT_ID... --config FILE\n"
+                              "       outboxctl blocked [--queue Q] [--limit N] "
+                              "--config FILE\n"
+                              "       outboxctl skip ID... --config FILE\n";
+
+// --help: what each verb does, then the flags, examples and exit codes.
+constexpr const char* verbs_help =
+  "Operate an outbox cluster: migrate its schema, show its status, and act\n"
+  "on deliveries that ended or wait.\n"
+  "\n"
+  "verbs:\n"
+  "  migrate                  create or upgrade the tables and outbox_publish\n"
+  "  status                   ask the cluster's status node (--connect, default\n"
+  "                           127.0.0.1:4250); with --db read the database alone\n"
+  "  failed, expired          list final deliveries of that status\n"
+  "  retry ID... | retry --status failed|expired\n"
+  "                           send failed or expired deliveries again\n"
+  "  forget ID                delete one final delivery\n"
+  "  prune --hours N          delete final deliveries older than N hours\n"
+  "  quarantined              list events that could not be routed\n"
+  "  discard EVENT_ID...      delete quarantined events\n"
+  "  blocked                  list keys stopped by a delivery that failed\n"
+  "                           (routes with \"onFailure\": \"block\")\n"
+  "  skip ID...               give up a blocking delivery and release its key\n"
+  "\n"
+  "options:\n";
+
+constexpr const char* examples_help =
+  "\n"
+  "examples:\n"
+  "  outboxctl migrate --config /etc/outbox/outbox.json\n"
+  "  outboxctl status --connect 10.0.0.1:4250 --tls-cert op.pem --tls-key op.key \\\n"
+  "      --tls-ca ca.pem\n"
+  "  outboxctl failed --queue stock.publish --limit 20 --config outbox.json\n"
+  "  outboxctl retry --status failed --queue stock.publish --config outbox.json\n"
+  "\n"
+  "exit status: 0 done, 1 the database or cluster failed or refused, 2 bad\n"
+  "usage or config. More: man outboxctl, docs/operations.md.\n";
+
+struct ctl_config : outbox::cli_config {
+  std::string config_file = "config/outbox.json";
+  std::string connect; ///< "" = not given: the default status address
+  bool json = false;
+  bool db = false;
+  std::string queue;
+  outbox::admin_args admin;
+  outbox::tls_flags tls;
+  ctl_config() {
+    opt_group{options(), "global"}
+      .add(config_file, "config,c", "path of the outbox JSON config")
+      .add(connect, "connect", "status: HOST:PORT of the status node")
+      .add(json, "json", "status: print JSON")
+      .add(db, "db", "status: read the database, not the cluster")
+      .add(queue, "queue", "failed/expired/retry/blocked: only this queue")
+      .add(admin.statuses, "status", "retry: failed|expired; prune: final statuses")
+      .add(admin.hours, "hours", "prune: older than this many hours")
+      .add(admin.limit, "limit", "failed/expired/quarantined/blocked: at most this many rows");
+    opt_group tls_group{options(), "global"};
+    outbox::add_tls_flags(tls_group, tls);
+    outbox::register_message_types(*this);
+    load<caf::io::middleman>();
+  }
+
+  std::string help() const {
+    return std::string{usage} + "\n" + verbs_help
+           + options_text({{"config", "FILE"}, {"connect", "HOST:PORT"},
+                           {"queue", "QUEUE"}, {"status", "STATUS[,...]"},
+                           {"hours", "N"}, {"limit", "N"}, {"tls-cert", "FILE"},
+                           {"tls-key", "FILE"}, {"tls-ca", "FILE"},
+                           {"tls-key-passphrase-file", "FILE"}})
+           + examples_help;
+  }
+};
+
+void print_status(const outbox::cluster_status& s, bool json, bool with_nodes) {
+  if (json)
+    std::cout << outbox::status_json(s, with_nodes) << "\n";
+  else
+    std::cout << outbox::status_table(s, with_nodes);
+}
+
+// The first flag given that `verb` does not take ("" when all fit), so a
+// misplaced flag is an error instead of being silently ignored.
+std::string flag_not_for(const std::string& verb, const ctl_config& o) {
+  struct flag {
+    const char* name;
+    bool given;
+    std::set<std::string> verbs;
+  };
+  const flag flags[] = {
+    {"--connect", !o.connect.empty(), {"status"}},
+    {"--json", o.json, {"status"}},
+    {"--db", o.db, {"status"}},
+    {"--queue", !o.queue.empty(), {"failed", "expired", "retry", "blocked"}},
+    {"--status", !o.admin.statuses.empty(), {"retry", "prune"}},
+    {"--hours", o.admin.hours != outbox::not_given, {"prune"}},
+    {"--limit", o.admin.limit != outbox::not_given,
+     {"failed", "expired", "quarantined", "blocked"}},
+  };
+  for (auto& f : flags)
+    if (f.given && f.verbs.count(verb) == 0)
+      return f.name;
+  if (verb == "status" && o.db && !o.connect.empty())
+    return "--connect (with --db)";
+  bool tls = !o.tls.certificate.empty() || !o.tls.key.empty()
+             || !o.tls.ca_file.empty() || !o.tls.passphrase_file.empty();
+  if (tls && (verb != "status" || o.db))
+    return "--tls-* (only status --connect talks to a node)";
+  return "";
+}
+
+int status_from_db(const outbox::config& cfg, bool json) {
+  auto conn = outbox::pg_connection::connect(cfg.database_url);
+  if (!conn) {
+    std::cerr << "outboxctl status: " << outbox::render(conn.error()) << "\n";
+    return exit_failure;
+  }
+  outbox::status_repository repo{cfg.names};
+  auto counts = repo.read(*conn);
+  if (!counts) {
+    std::cerr << "outboxctl status: " << outbox::render(counts.error()) << "\n";
+    return exit_failure;
+  }
+  outbox::cluster_status s;
+  s.database_ok = true;
+  s.counts = std::move(*counts);
+  print_status(s, json, false);
+  return 0;
+}
+
+// Mutual TLS with the status node when the --tls-* flags are given (0), or
+// the exit code of a bad flag or file.
+int use_tls_flags(ctl_config& opts) {
+  auto tls = outbox::read_tls_flags(opts.tls);
+  if (!tls) {
+    std::cerr << "outboxctl status: " << outbox::context_of(tls.error()) << "\n";
+    return exit_usage;
+  }
+  if (!*tls)
+    return 0;
+  if (auto cn = outbox::check_node_tls(**tls); !cn) {
+    std::cerr << "outboxctl status: " << outbox::context_of(cn.error()) << "\n";
+    return exit_usage;
+  }
+  outbox::use_node_tls(opts, **tls);
+  return 0;
+}
+
+// The status actor at `target`, or nullopt after printing why not. The
+// middleman's own remote_actor() waits for the handshake without a limit;
+// asking its actor with a timeout bounds that wait.
+std::optional<outbox::status_actor>
+connect_status_node(caf::actor_system& sys, caf::scoped_actor& self,
+                    const outbox::host_port& where, const std::string& target) {
+  caf::strong_actor_ptr remote;
+  std::set<std::string> ifs;
+  bool timed_out = false;
+  self
+    ->request(outbox::node_middleman(sys), handshake_timeout,
+              caf::connect_atom::value, where.host, where.port)
+    .receive(
+      [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+          std::set<std::string>& xs) {
+        remote = std::move(ptr);
+        ifs = std::move(xs);
+      },
+      [&](caf::error& err) { timed_out = err == caf::sec::request_timeout; });
+  if (timed_out) {
+    std::cerr << "outboxctl status: " << target
+              << " accepted the connection but did not answer as a status "
+                 "node within "
+              << handshake_timeout.count()
+              << " s (is it outboxd's status port? use --connect HOST:PORT, "
+                 "or --db to read the database)\n";
+    // The middleman still waits on that connection; tearing the actor
+    // system down would wait with it.
+    std::cerr.flush();
+    std::_Exit(exit_failure);
+  }
+  if (!remote || !sys.assignable<outbox::status_actor>(ifs)) {
+    std::cerr << "outboxctl status: no status node reachable at " << target
+              << " (is outboxd running? use --connect HOST:PORT, or --db to "
+                 "read the database)\n";
+    return std::nullopt;
+  }
+  return caf::actor_cast<outbox::status_actor>(std::move(remote));
+}
+
+int status_from_cluster(ctl_config& opts) {
+  auto where = outbox::parse_host_port(
+    opts.connect.empty() ? std::to_string(outbox::default_status_port)
+                         : opts.connect,
+    "127.0.0.1");
+  if (!where) {
+    std::cerr << "outboxctl status: --connect: "
+              << outbox::context_of(where.error()) << "\n";
+    return exit_usage;
+  }
+  if (int rc = use_tls_flags(opts); rc != 0)
+    return rc;
+  caf::actor_system sys{opts};
+  auto target = where->host + ":" + std::to_string(where->port);
+  caf::scoped_actor self{sys};
+  auto status = connect_status_node(sys, self, *where, target);
+  if (!status)
+    return exit_failure;
+  int rc = exit_failure;
+  bool answered = false;
+  self->request(*status, status_timeout, outbox::status_atom::value)
+    .receive(
+      [&](const outbox::cluster_status& s) {
+        print_status(s, opts.json, true);
+        rc = 0;
+        answered = true;
+      },
+      [&](caf::error& err) {
+        std::cerr << "outboxctl status: the status node at " << target
+                  << " did not answer within " << status_timeout.count()
+                  << " s (" << sys.render(err) << ")\n";
+      });
+  if (!answered) {
+    std::cerr.flush();
+    std::_Exit(rc); // as above: do not wait for a node that does not answer
+  }
+  return rc;
+}
+
+int migrate(const outbox::config& cfg) {
+  auto conn = outbox::pg_connection::connect(cfg.database_url);
+  if (!conn) {
+    std::cerr << "outboxctl migrate: " << outbox::render(conn.error()) << "\n";
+    return exit_failure;
+  }
+  auto ran = outbox::migrate(*conn, cfg.names);
+  if (!ran) {
+    std::cerr << "outboxctl migrate: " << outbox::render(ran.error()) << "\n";
+    return exit_failure;
+  }
+  if (*ran == 0)
+    std::cout << "schema is up to date (" << outbox::migrations().size()
+              << " migrations, tables " << cfg.names.events << ", "
+              << cfg.names.deliveries << ")\n";
+  else
+    std::cout << "applied " << *ran << " migration(s); tables "
+              << cfg.names.events << ", " << cfg.names.deliveries
+              << ", function " << cfg.names.publish_function << "\n";
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // libpq waits for a silent database server without a limit unless the
+  // URL sets connect_timeout; this default bounds it (an explicit
+  // connect_timeout or PGCONNECT_TIMEOUT still wins).
+  setenv("PGCONNECT_TIMEOUT", db_connect_timeout, /*overwrite*/ 0);
+  ctl_config opts;
+  if (auto err = opts.parse_args(argc, argv); !err.empty()) {
+    std::cerr << "outboxctl: " << err << "\n";
+    return exit_usage;
+  }
+  if (opts.answered_help("outboxctl", opts.help()))
+    return 0;
+  auto verb = opts.remainder.empty() ? std::string{} : opts.remainder[0];
+  if (auto misplaced = flag_not_for(verb, opts); !misplaced.empty()) {
+    std::cerr << "outboxctl " << verb << ": " << misplaced
+              << " does not apply to this verb\n"
+              << usage;
+    return exit_usage;
+  }
+  if (outbox::is_admin_verb(verb)) {
+    auto cfg = outbox::load_config(opts.config_file);
+    if (!cfg) {
+      std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
+      return exit_usage;
+    }
+    opts.admin.ids.assign(opts.remainder.begin() + 1, opts.remainder.end());
+    if (!opts.queue.empty())
+      opts.admin.queue = opts.queue;
+    return outbox::run_admin_verb(verb, opts.admin, *cfg);
+  }
+  if (verb != "migrate" && verb != "status") {
+    if (!verb.empty())
+      std::cerr << "outboxctl: no such verb \"" << verb << "\" (see --help)\n";
+    std::cerr << usage;
+    return exit_usage;
+  }
+  if (opts.remainder.size() != 1) {
+    std::cerr << "outboxctl " << verb << ": unexpected argument \""
+              << opts.remainder[1] << "\"\n"
+              << usage;
+    return exit_usage;
+  }
+  bool status = opts.remainder[0] == "status";
+  if (status && !opts.db)
+    return status_from_cluster(opts);
+  auto cfg = outbox::load_config(opts.config_file);
+  if (!cfg) {
+    std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
+    return exit_usage;
+  }
+  return status ? status_from_db(*cfg, opts.json) : migrate(*cfg);
+}
