@@ -35,13 +35,28 @@ worker::worker(worker_options opts)
 }
 
 void worker::handle(const std::string& job, job_handler handler) {
+  inbox_handlers_.erase(job);
   handlers_[job] = std::move(handler);
+}
+
+void worker::handle(const std::string& job, inbox_handler handler) {
+  handlers_.erase(job);
+  inbox_handlers_[job] = std::move(handler);
+}
+
+void worker::use_inbox(inbox ib) {
+  inbox_.emplace(std::move(ib));
 }
 
 caf::error worker::check_routes(const config& cfg) const {
   std::vector<std::string> missing;
+  if (!inbox_handlers_.empty() && !inbox_)
+    return make_error(errc::config_invalid,
+                      "queue \"" + opts_.queue
+                        + "\": handlers run in an inbox but the worker has none");
   for (auto& r : cfg.routes)
     if (r.queue == opts_.queue && handlers_.count(r.job) == 0
+        && inbox_handlers_.count(r.job) == 0
         && std::find(missing.begin(), missing.end(), r.job) == missing.end())
       missing.push_back(r.job);
   if (missing.empty())
@@ -68,6 +83,8 @@ void worker::run(int64_t max_jobs) {
   failure_streak unreachable;
   int64_t handled = 0;
   while (!stop_ && (max_jobs <= 0 || handled < max_jobs)) {
+    if (inbox_down_ && !inbox_back())
+      continue;
     if (!consumer_.is_open() || !publisher_.is_open()) {
       if (auto err = connect()) {
         // A refused declaration (a queue of another type) is no outage:
@@ -92,6 +109,8 @@ void worker::run(int64_t max_jobs) {
       // connection gets its own here (or is found dropped and renewed
       // before a result needs it).
       publisher_.keep_alive();
+      seen_empty_ = true;
+      prune_inbox();
       continue;
     }
     // Take what else is already here (up to the prefetch), so that the
@@ -138,7 +157,19 @@ worker::decision worker::decide(const incoming_message& m) {
     return {decision::ack, {}};
   }
   job->headers = m.headers;
-  auto result = run_job(*job, handlers_);
+  // Once the inbox was found unreachable, the rest of the batch goes back
+  // to the queue with it, unrun.
+  if (inbox_down_)
+    return {decision::requeue, {}};
+  send_result result;
+  if (auto ih = inbox_handlers_.find(job->job); ih != inbox_handlers_.end()) {
+    auto r = run_in_inbox(*job, ih->second);
+    if (!r)
+      return {decision::requeue, {}};
+    result = std::move(*r);
+  } else {
+    result = run_job(*job, handlers_);
+  }
   if (job->direct) {
     // Published without the outbox: there is no delivery to report to.
     ++counters_.direct;
@@ -215,6 +246,14 @@ void worker::process(const std::vector<incoming_message>& batch) {
     if (d.action == decision::ack) {
       ack_through = batch[i].delivery_tag;
       continue;
+    }
+    if (d.action == decision::requeue) {
+      // This and the rest go back to the queue with the connection: the
+      // worker takes nothing until the inbox answers again.
+      counters_.requeued += static_cast<int64_t>(batch.size() - i);
+      ack_done();
+      consumer_.reset();
+      return;
     }
     // The n-th result went in message n / max_results_per_message.
     auto message = next++ / max_results_per_message;

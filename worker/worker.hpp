@@ -9,6 +9,10 @@
 // per send) to make a repeat harmless. A failed job is never requeued:
 // retries belong to the outbox.
 //
+// A handler registered with the worker's inbox (worker/inbox.hpp) runs in
+// a transaction on the worker's own database that records the job first:
+// its effects happen once per delivery, however often the job arrives.
+//
 // Handlers run one at a time on a helper thread of the worker, while the
 // thread of run() keeps both broker connections alive (heartbeats): a long
 // handler neither loses the connection nor gets its job run twice.
@@ -18,6 +22,8 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -28,6 +34,7 @@
 #include "core/amqp/amqp_session.hpp"
 #include "core/config/config.hpp"
 #include "worker/helper_thread.hpp"
+#include "worker/inbox.hpp"
 #include "worker/job_runner.hpp"
 
 namespace outbox {
@@ -43,10 +50,17 @@ struct worker_options {
   queue_type type = queue_type::classic;
 };
 
+/// A handler that runs in the inbox's transaction: its writes through
+/// `tx` commit together with the job's record (worker::use_inbox).
+using inbox_handler = std::function<void(const job_context&, pg_connection& tx)>;
+
 struct worker_counters {
   int64_t completed = 0, retried = 0, failed = 0;
   int64_t malformed = 0; ///< not valid job messages
   int64_t direct = 0;    ///< direct jobs run (no result sent)
+  int64_t repeats = 0;   ///< inbox jobs already recorded: not run again
+  int64_t requeued = 0;  ///< jobs put back while the inbox was unreachable
+  int64_t pruned = 0;    ///< inbox records removed after their time
 };
 
 class worker {
@@ -56,8 +70,27 @@ public:
   /// Registers the handler of one job (replacing an earlier one).
   void handle(const std::string& job, job_handler handler);
 
+  /// Registers a handler that runs in the inbox's transaction; needs
+  /// use_inbox() before run().
+  void handle(const std::string& job, inbox_handler handler);
+
+  /// The inbox for the handlers registered with a transaction. While its
+  /// database cannot be reached the worker takes no jobs: the job at hand
+  /// goes back to the queue unanswered (no attempt is charged for it) and
+  /// the worker waits for the database. It prunes old records itself,
+  /// every minute, but only once it has seen its queue empty since it
+  /// started: what waited while it was down is handled first.
+  void use_inbox(inbox ib);
+
+  /// Called on the handler's thread after an inbox job's transaction
+  /// committed and before its result is sent (tests; a user's metrics).
+  void after_commit(std::function<void(int64_t delivery_id)> hook) {
+    after_commit_ = std::move(hook);
+  }
+
   /// errc::config_invalid naming every job the config routes to this
-  /// worker's queue without a handler here.
+  /// worker's queue without a handler here, or an inbox handler without an
+  /// inbox.
   caf::error check_routes(const config& cfg) const;
 
   /// Runs until stop() (or `max_jobs` jobs, when positive), reconnecting
@@ -75,11 +108,19 @@ private:
   /// What to do with one message: send `result` and then ack; or just ack
   /// (a direct job: nobody waits for its result; an unreadable message that
   /// names no delivery).
+  /// Or put it back unanswered (requeue: the inbox is unreachable).
   struct decision {
-    enum { send, ack } action = ack;
+    enum { send, ack, requeue } action = ack;
     send_result result;
   };
   decision decide(const incoming_message& m);
+  /// Runs an inbox job; nullopt when it must go back to the queue.
+  std::optional<send_result> run_in_inbox(const job_message_fields& job,
+                                          const inbox_handler& handler);
+  /// While the inbox is unreachable: waits for it (false: not yet).
+  bool inbox_back();
+  /// Prunes the inbox when it is time and the queue was seen empty.
+  void prune_inbox();
   /// Runs a batch, publishes its results with confirms, then acks.
   void process(const std::vector<incoming_message>& batch);
   /// The next job: one read while a handler ran, else from the consumer.
@@ -89,6 +130,12 @@ private:
 
   worker_options opts_;
   handler_map handlers_;
+  std::map<std::string, inbox_handler> inbox_handlers_;
+  std::optional<inbox> inbox_;
+  std::function<void(int64_t)> after_commit_;
+  bool inbox_down_ = false;  ///< found unreachable: take no jobs
+  bool seen_empty_ = false;  ///< the queue was empty once since start
+  std::chrono::steady_clock::time_point last_prune_{};
   std::atomic<bool> stop_{false};
   worker_counters counters_;
   amqp_session consumer_;  ///< consumes the queue

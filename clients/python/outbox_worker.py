@@ -21,6 +21,12 @@ a retry, raising JobFailed (or anything else) fails it. Only the reasons of
 RetryableError/JobFailed are sent back; other exceptions send their type.
 The result is published with a confirm before the job is acked (at least
 once); a failed job is never requeued: retries belong to the outbox.
+
+handle(job, fn, inbox=Inbox(...)) makes the handler's database effects
+exactly once: fn(job, cursor) runs in one transaction with the inbox's
+record of the delivery (outbox_inbox.py), a recorded delivery is answered
+`completed` without running, and while the inbox's database is away its
+jobs go back to the queue unanswered and the worker waits for it.
 """
 import argparse
 import json
@@ -37,23 +43,36 @@ import pika
 from outbox_job import (Job, JobFailed, MalformedJob, RetryableError,  # noqa: F401
                         attribution, attribution_by_properties, load_json,
                         parse_job, string_headers)
+from outbox_inbox import REPEAT, InboxUnavailable, describe
 from outbox_tls import TlsSetupError, amqp_parameters_list, tls_failure
 from outbox_urls import BrokerListError, resolve_url
 
 
 class Worker:
-    def __init__(self, amqp_url, queue, prefetch=10, queue_type="classic"):
+    def __init__(self, amqp_url, queue, prefetch=10, queue_type="classic",
+                 after_commit=None, prune_every=60.0):
+        """after_commit(job): called after an inbox transaction committed and
+        before the result is published, for tests (a crash in between) and
+        metrics; its exceptions are logged and ignored. prune_every: seconds
+        between prunes of the inboxes (after the queue was once empty)."""
         self.amqp_url, self.queue, self.prefetch = amqp_url, queue, prefetch
         # x-queue-type of both queues: the relay declares them so too.
         self.queue_arguments = {"x-queue-type": queue_type}
-        self.handlers = {}
+        self.handlers, self.inboxes = {}, {}
+        self.after_commit, self.prune_every = after_commit, prune_every
+        self._drained, self._next_prune, self._skip_logged = False, 0.0, set()
         self.stopping = False
         self.counts = {"completed": 0, "retry": 0, "failed": 0, "malformed": 0,
                        "direct": 0}
         self.log = logging.getLogger("outbox.worker")
 
-    def handle(self, job, fn):
+    def handle(self, job, fn, inbox=None):
+        """fn(job), or with an Inbox fn(job, cursor): exactly once per delivery."""
         self.handlers[job] = fn
+        if inbox is not None:
+            self.inboxes[job] = inbox
+            self.counts.setdefault("repeat", 0)
+            self.counts.setdefault("requeued", 0)
 
     def missing_handlers(self, routed_jobs):
         return sorted(set(routed_jobs) - set(self.handlers))
@@ -65,9 +84,15 @@ class Worker:
         fn = self.handlers.get(job.job)
         if fn is None:
             return "failed", "no handler for this job in the worker"
+        inbox = self.inboxes.get(job.job)
         try:
-            fn(job)
+            if inbox is None:
+                fn(job)
+            elif inbox.run(job, fn, self.queue) == REPEAT:
+                return "repeat", None
             return "completed", None
+        except InboxUnavailable as e:
+            return "unavailable", e
         except RetryableError as e:
             return "retry", str(e)[:200]
         except JobFailed as e:
@@ -75,21 +100,88 @@ class Worker:
         except Exception as e:  # its message may quote anything: send the type
             return "failed", "handler raised " + type(e).__name__
 
-    def _run_serviced(self, conn, job):
-        """Runs the handler on a thread while this one keeps the connection
+    @staticmethod
+    def _serviced(conn, fn, default):
+        """Runs fn() on a thread while this one keeps the connection
         serviced: pika's BlockingConnection sends and checks heartbeats only
         inside its own calls, so a handler running past two heartbeat
         intervals would cost the connection, and the job would run again.
         Deliveries arriving meanwhile wait in the consumer's buffer."""
         box = {}
-        thread = threading.Thread(
-            target=lambda: box.setdefault("result", self._run_handler(job)),
-            name="outbox-handler", daemon=True)
+        thread = threading.Thread(target=lambda: box.setdefault("result", fn()),
+                                  name="outbox-handler", daemon=True)
         thread.start()
         while thread.is_alive():
             conn.process_data_events(time_limit=0.2)
             thread.join(timeout=0.05)
-        return box.get("result", ("failed", "handler did not return"))
+        return box.get("result", default)
+
+    def _run_serviced(self, conn, job):
+        return self._serviced(conn, lambda: self._run_handler(job),
+                              ("failed", "handler did not return"))
+
+    def _inbox_outcome(self, conn, jobs, method, job, inbox, outcome, reason):
+        """Settles what the inbox decided before the reply: False when the
+        job went back to the queue unanswered (the worker then waits for
+        the inbox's database), True when its result is to be sent."""
+        if job.direct and job.job not in self._skip_logged:
+            self._skip_logged.add(job.job)
+            self.log.info("event=inbox_skipped_direct_job job=%s", job.job)
+        if outcome == "unavailable":
+            self.counts["requeued"] += 1
+            jobs.basic_nack(method.delivery_tag, requeue=True)
+            self._wait_for_inbox(conn, inbox, reason, job)
+            return False
+        if outcome == "repeat":
+            self.counts["repeat"] += 1
+            self.log.info("event=job_repeat outboxDeliveryId=%s action=completed "
+                          "redelivered=%s", job.delivery_id,
+                          str(bool(method.redelivered)).lower())
+        elif outcome == "completed" and self.after_commit is not None:
+            try:
+                self.after_commit(job)
+            except Exception as e:
+                self.log.warning("event=after_commit_failed error=%s", type(e).__name__)
+        return True
+
+    def _wait_for_inbox(self, conn, inbox, cause, job):
+        """Takes no job until the inbox's database answers again; the broker
+        connection is serviced meanwhile (a probe runs on a thread)."""
+        self.log.warning("event=inbox_unavailable queue=%r outboxDeliveryId=%s %s "
+                         "commitUnknown=%s action=requeued", self.queue, job.delivery_id,
+                         cause.why, str(cause.unknown_commit).lower())
+        started, tries = time.monotonic(), 0
+        while not self.stopping:
+            tries += 1
+            conn.sleep(min(0.2 * 2 ** min(tries, 5), 5.0))
+            if self._serviced(conn, lambda: _probe(inbox), "no answer") is None:
+                self.log.info("event=inbox_back afterSeconds=%.1f",
+                              time.monotonic() - started)
+                return
+
+    def _maybe_prune(self, conn, jobs, idle):
+        """Every prune_every seconds, between jobs, once the queue was seen
+        empty since the start: a worker that was down first drains what
+        waited for it (repeats among it find their records)."""
+        if not self.inboxes:
+            return
+        if not self._drained:
+            if not idle:
+                return
+            ok = jobs.queue_declare(self.queue, durable=True, passive=True)
+            if ok.method.message_count:
+                return
+            self._drained = True
+        now = time.monotonic()
+        if now < self._next_prune:
+            return
+        self._next_prune = now + self.prune_every
+        for inbox in {id(i): i for i in self.inboxes.values()}.values():
+            removed = self._serviced(conn, lambda: _prune(inbox), None)
+            if isinstance(removed, int):
+                self.log.info("event=inbox_pruned removed=%d", removed)
+            else:
+                self.log.warning("event=inbox_prune_failed %s", removed)
 
     def _reply(self, channel, delivery, dispatch, job, outcome, reason,
                traceparent=None):
@@ -134,6 +226,12 @@ class Worker:
             jobs.basic_ack(method.delivery_tag)
             return
         outcome, reason = self._run_serviced(conn, job)
+        inbox = self.inboxes.get(job.job)
+        if inbox is not None and not self._inbox_outcome(conn, jobs, method, job,
+                                                         inbox, outcome, reason):
+            return
+        if outcome == "repeat":
+            outcome = "completed"  # its first run's result, sent again
         if job.direct:  # nobody waits for its result
             self.counts["direct"] += 1
             self.log.info("event=direct_job_done job=%s outcome=%s", job.job, outcome)
@@ -175,10 +273,10 @@ class Worker:
                                                              inactivity_timeout=0.2):
                     if self.stopping or (max_jobs > 0 and handled >= max_jobs):
                         break
-                    if method is None:
-                        continue
-                    self._process(conn, jobs, results, method, properties, body)
-                    handled += 1
+                    if method is not None:
+                        self._process(conn, jobs, results, method, properties, body)
+                        handled += 1
+                    self._maybe_prune(conn, jobs, idle=method is None)
                 jobs.cancel()
                 conn.close()
             # pika raises a failed certificate check as the ssl error itself.
@@ -189,6 +287,21 @@ class Worker:
                                  type(e).__name__, tls_failure(e) or "-", failures)
                 _close_quietly(conn)  # a refused declaration leaves it open
                 time.sleep(min(0.2 * 2 ** min(failures, 5), 5.0))
+
+
+def _probe(inbox):
+    try:
+        inbox.ping()
+        return None
+    except InboxUnavailable as e:
+        return e.why
+
+
+def _prune(inbox):
+    try:
+        return inbox.prune()
+    except Exception as e:  # psycopg2's errors: the type and SQLSTATE only
+        return describe(e)
 
 
 def _close_quietly(conn):

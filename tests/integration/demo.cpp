@@ -38,7 +38,10 @@ struct fixture : cluster_fixture {
       50);
   }
 
-  ~fixture() { std::remove(path.c_str()); }
+  ~fixture() {
+    std::remove(path.c_str());
+    db.exec("drop_inbox", "DROP TABLE IF EXISTS " + names.events + "_inbox");
+  }
 };
 
 } // namespace
@@ -63,6 +66,15 @@ CAF_TEST(the demo drives every event to a final state and stops cleanly) {
   CAF_CHECK_EQUAL(events.int64(0, 0), 30);
   CAF_CHECK_EQUAL(open_deliveries(), 0);
   CAF_CHECK_GREATER(count_status("completed"), 0);
+  // The mail worker ran its confirmations in the inbox: a record for each
+  // one whose handler finished, at most one per delivery.
+  auto confirmations = must_exec(db, "SELECT count(*) FROM " + all_deliveries(names)
+                                       + " d WHERE job = 'SendConfirmationJob'")
+                         .int64(0, 0);
+  auto recorded = must_exec(db, "SELECT count(*) FROM " + names.events + "_inbox")
+                    .int64(0, 0);
+  CAF_CHECK_GREATER(recorded, 0);
+  CAF_CHECK_LESS_OR_EQUAL(recorded, confirmations);
   // Nothing of the demo keeps running after it returned.
   // "[o]" keeps pgrep from matching the shell that runs it.
   auto left = run_command("pgrep -f '[o]utboxd --config " + path + "'");

@@ -8,6 +8,10 @@
 //   "fail"          fails for good
 //   "slow"          the first send takes longer than the delivery timeout
 //                   (field "seconds", default 6), later sends complete
+// With --inbox, SendConfirmationJob runs in the worker library's inbox
+// (worker/inbox.hpp), kept in the config's database as the table
+// <eventsTableName>_inbox: a confirmation is recorded once per delivery,
+// however often its job arrives (the "slow" scenario sends it twice).
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -34,12 +38,14 @@ struct worker_config : outbox::cli_config {
   std::string queue;
   int64_t prefetch = 10;
   int64_t max_jobs = 0;
+  bool inbox = false;
   worker_config() {
     opt_group{options(), "global"}
       .add(config_file, "config,c", "path of the outbox JSON config")
       .add(queue, "queue,q", "the queue to serve (required)")
       .add(prefetch, "prefetch", "unacked jobs held at most, 1..1000")
-      .add(max_jobs, "max-jobs", "exit after this many jobs (0: never)");
+      .add(max_jobs, "max-jobs", "exit after this many jobs (0: never)")
+      .add(inbox, "inbox", "run SendConfirmationJob in an inbox");
   }
 };
 
@@ -82,7 +88,7 @@ int main(int argc, char** argv) {
   }
   if (opts.answered_help("example_worker",
                          std::string{"usage: example_worker --config FILE --queue "
-                                     "QUEUE [--prefetch 1..1000] [--max-jobs N]\n\n"
+                                     "QUEUE [--prefetch 1..1000] [--max-jobs N] [--inbox]\n\n"
                                      "The demo worker: runs the example jobs of "
                                      "one queue.\n\noptions:\n"}
                            + opts.options_text({})))
@@ -90,7 +96,7 @@ int main(int argc, char** argv) {
   if (opts.queue.empty() || opts.prefetch < 1 || opts.prefetch > 1000
       || opts.max_jobs < 0 || !opts.remainder.empty()) {
     std::cerr << "usage: example_worker --config FILE --queue QUEUE "
-                 "[--prefetch 1..1000] [--max-jobs N]\n";
+                 "[--prefetch 1..1000] [--max-jobs N] [--inbox]\n";
     return 2;
   }
   auto cfg = outbox::load_config(opts.config_file);
@@ -103,6 +109,25 @@ int main(int argc, char** argv) {
     cfg->queue_type_of(opts.queue)}};
   for (auto job : demo_jobs)
     w.handle(job, run_scenario);
+  if (opts.inbox) {
+    outbox::inbox_options io;
+    io.database_url = cfg->database_url; // the demo's: it stands for the worker's own
+    io.table = cfg->names.events + "_inbox";
+    auto ib = outbox::inbox::make(io, outbox::inbox_retention_floor(*cfg, opts.queue));
+    if (!ib) {
+      std::cerr << "example_worker: " << outbox::render(ib.error()) << "\n";
+      return 2;
+    }
+    if (auto err = ib->migrate()) {
+      std::cerr << "example_worker: " << outbox::render(err) << "\n";
+      return 1;
+    }
+    w.use_inbox(std::move(*ib));
+    w.handle("SendConfirmationJob",
+             [](const outbox::job_context& ctx, outbox::pg_connection&) {
+               run_scenario(ctx); // its record is the confirmation's
+             });
+  }
   if (auto err = w.check_routes(*cfg)) {
     std::cerr << "example_worker: " << outbox::render(err) << "\n";
     return 2;
@@ -113,7 +138,8 @@ int main(int argc, char** argv) {
   w.run(opts.max_jobs);
   auto& c = w.counters();
   outbox::logger("worker")->info("event=stopped completed={} retried={} "
-                                 "failed={} malformed={}",
-                                 c.completed, c.retried, c.failed, c.malformed);
+                                 "failed={} malformed={} repeats={}",
+                                 c.completed, c.retried, c.failed, c.malformed,
+                                 c.repeats);
   return 0;
 }

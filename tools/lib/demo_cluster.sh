@@ -50,7 +50,7 @@ demo_cluster_start() {
   done <"$layout"
   local queue
   for queue in $(demo_config_queues "$config"); do
-    "$bin/example_worker" --config "$config" --queue "$queue" \
+    "$bin/example_worker" --config "$config" --queue "$queue" --inbox \
       >>"$run/worker-$queue.log" 2>&1 &
     echo $! >>"$run/pids"
     echo "    example_worker --queue $queue"
