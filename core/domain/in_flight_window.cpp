@@ -58,9 +58,14 @@ void in_flight_window::observe(const window_sample& s, int64_t taken) {
       std::min(rate_ * timeout_seconds_ * s_.fraction,
                static_cast<double>(s_.ceiling)));
     // Finished: the workers keep up, so the window only grows (a measure
-    // over few deliveries is a lower bound of what they can do). Not
-    // finished within the interval: the window is what they finished.
-    auto next = finished ? std::max(limit_, target) : target;
+    // over few deliveries is a lower bound of what they can do), but to at
+    // most twice what this cohort had out (and never below the start): a
+    // window stays only as large as it is used. One that grew while little
+    // was out would let a backlog (after the relay stood still) out at
+    // once, to wait in the queue past its timeouts. Not finished within
+    // the interval: the window is what they finished.
+    auto used = std::max(2 * cohort_size_, s_.start);
+    auto next = finished ? std::min(std::max(limit_, target), used) : target;
     limit_ = std::clamp(next, std::min(s_.floor, s_.ceiling), s_.ceiling);
   }
   start_cohort(s, taken);
