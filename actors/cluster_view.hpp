@@ -80,10 +80,16 @@ typename Inspector::result_type inspect(Inspector& f, queue_counts& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, queue_pause& x) {
+  return f(caf::meta::type_name("queue_pause"), x.paused_seconds, x.paused_at,
+           x.paused_by, x.reason, x.ends_in_seconds);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, status_counts& x) {
   return f(caf::meta::type_name("status_counts"), x.unrouted_events,
            x.oldest_unrouted_age_seconds, x.per_status,
-           x.oldest_open_age_seconds, x.per_queue);
+           x.oldest_open_age_seconds, x.per_queue, x.paused);
 }
 
 template <class Inspector>

@@ -31,6 +31,11 @@ constexpr double results_behind_after_seconds = 5;
 // reads connection.unblocked only when it services the connection.
 constexpr std::chrono::milliseconds broker_recheck{250};
 
+// How soon a dispatcher of a queue an operator paused looks again (each
+// look is the claim, which reads the pause): a resume takes effect within
+// this, on every node.
+constexpr std::chrono::milliseconds pause_recheck{1000};
+
 class dispatcher_role : public pass_role {
 public:
   dispatcher_role(std::shared_ptr<delivery_store> store,
@@ -57,7 +62,13 @@ public:
     if (held_by_broker(out))
       return out;
     look_at_results(out);
-    if (box_) {
+    if (box_ && paused_) {
+      // Handed before the router saw the pause: pending again, for a
+      // claim after the resume (never sent, so no timeout runs on them).
+      box_->set_accepting(true);
+      give_back(box_->take());
+    }
+    else if (box_) {
       box_->set_accepting(true);
       // A batch at a time, as a claim takes: the rest in a pass at once.
       auto handed = box_->take(static_cast<size_t>(limits_.batch_size));
@@ -90,6 +101,8 @@ public:
       out.events.push_back(transition_event(t));
     if (claimed->quarantined > 0)
       out.counters["quarantined"] = claimed->quarantined;
+    if (follow_pause(*claimed, out))
+      return out;
     // More is waiting: the rest of what was handed, or a full claim.
     out.more = out.more
                || static_cast<int64_t>(jobs.size()) + claimed->expired
@@ -119,6 +132,37 @@ public:
   }
 
 private:
+  // An operator's pause of the queue (outboxctl pause), as the claim read
+  // it: the claim took nothing, the router gets no credit (new deliveries
+  // wait pending) and what it handed meanwhile goes back to pending. The
+  // next look comes after pause_recheck, or when the pause ends by itself,
+  // and no wake-up brings it forward. True while paused.
+  bool follow_pause(const claim_result& claimed, pass_outcome& out) {
+    out.gauges["paused"] = claimed.paused ? 1 : 0;
+    if (claimed.paused && !paused_)
+      logger("dispatcher")->info("event=queue_paused queue={} action=claims_held",
+                                 kv(queue_));
+    else if (!claimed.paused && paused_) {
+      logger("dispatcher")->info("event=queue_resumed queue={}", kv(queue_));
+      window_.restart(); // nothing was claimed meanwhile: measure anew
+    }
+    paused_ = claimed.paused;
+    if (!paused_)
+      return false;
+    if (box_) {
+      box_->set_credit(0);
+      give_back(box_->take());
+    }
+    out.more = false;
+    out.due = pause_recheck;
+    if (claimed.pause_ends_in_seconds)
+      out.due = std::min(pause_recheck,
+                         std::chrono::milliseconds{static_cast<int64_t>(
+                           *claimed.pause_ends_in_seconds * 1000) + 1});
+    out.hold = true;
+    return true;
+  }
+
   // While the broker blocks publishers (a memory or disk alarm) nothing is
   // claimed or taken from the box: what would be sent waits in the table,
   // where no timeout runs, and the pass looks again soon for the broker's
@@ -333,6 +377,7 @@ private:
   /// The queue's in-flight limit, as its workers' pace allows.
   in_flight_window window_;
   bool blocked_ = false; ///< the broker blocked publishers at the last look
+  bool paused_ = false;  ///< the queue was paused at the last claim
   std::chrono::steady_clock::time_point results_looked_at_{};
   bool results_behind_ = false; ///< at the last look
 };

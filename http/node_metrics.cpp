@@ -193,6 +193,24 @@ void ordered_keys(prometheus_text& t, const status_counts& counts) {
     t.sample({{"queue", queue}}, q.longest_held_key_seconds);
 }
 
+// Every queue gets a sample (0 when it is not paused), so an alert on a
+// pause that lasts needs no absent(). Who paused it and why are in the
+// status, not in labels.
+void pauses(prometheus_text& t, const status_counts& counts) {
+  t.family("outbox_queue_paused", kind::gauge,
+           "1 while an operator has the queue paused (outboxctl pause), by "
+           "queue.");
+  for (auto& [queue, q] : counts.per_queue)
+    t.sample({{"queue", queue}}, counts.paused.count(queue) ? 1 : 0);
+  t.family("outbox_queue_paused_seconds", kind::gauge,
+           "How long the queue has been paused (0 when it is not), by queue.");
+  for (auto& [queue, q] : counts.per_queue) {
+    auto p = counts.paused.find(queue);
+    t.sample({{"queue", queue}},
+             p == counts.paused.end() ? 0.0 : p->second.paused_seconds);
+  }
+}
+
 void cluster(prometheus_text& t, const cluster_status& c) {
   t.family("outbox_database_up", kind::gauge,
            "1 when the status node's last read of the counts succeeded.");
@@ -220,6 +238,7 @@ void cluster(prometheus_text& t, const cluster_status& c) {
   for (auto& [queue, q] : counts.per_queue)
     t.sample({{"queue", queue}}, q.oldest_open_age_seconds);
   ordered_keys(t, counts);
+  pauses(t, counts);
 }
 
 // Every kind gets a sample (0 until one happens), so that a rate() of a

@@ -35,11 +35,28 @@ bool inspect(Inspector& f, database_json& x) {
   return f(field("ok", x.ok), field("error", x.error));
 }
 
+// An operator's pause of a queue (outboxctl pause).
+struct pause_json {
+  int64_t paused_at = 0; ///< Unix seconds
+  double paused_seconds = 0;
+  std::string paused_by, reason;
+  omittable<double> ends_in_seconds; ///< left out: until resumed
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, pause_json& x) {
+  return f(field("pausedAt", x.paused_at),
+           field("pausedSeconds", x.paused_seconds),
+           field("pausedBy", x.paused_by), field("reason", x.reason),
+           field("endsInSeconds", x.ends_in_seconds));
+}
+
 struct queue_json {
   count_map deliveries;
   double oldest_open_age_seconds = 0;
   int64_t blocked_keys = 0;
   double longest_held_key_seconds = 0;
+  omittable<pause_json> paused; ///< left out: not paused
 };
 
 template <class Inspector>
@@ -47,7 +64,19 @@ bool inspect(Inspector& f, queue_json& x) {
   return f(field("deliveries", x.deliveries),
            field("oldestOpenAgeSeconds", x.oldest_open_age_seconds),
            field("blockedKeys", x.blocked_keys),
-           field("longestHeldKeySeconds", x.longest_held_key_seconds));
+           field("longestHeldKeySeconds", x.longest_held_key_seconds),
+           field("paused", x.paused));
+}
+
+omittable<pause_json> pause_of(const status_counts& c, const std::string& queue) {
+  auto it = c.paused.find(queue);
+  if (it == c.paused.end())
+    return {};
+  auto& p = it->second;
+  pause_json out{p.paused_at, p.paused_seconds, p.paused_by, p.reason, {}};
+  if (p.ends_in_seconds >= 0)
+    out.ends_in_seconds = p.ends_in_seconds;
+  return out;
 }
 
 struct actor_json {
@@ -136,7 +165,8 @@ void add_counts(const status_counts& c, status_json_doc& doc) {
   doc.queues.emplace();
   for (auto& [q, qc] : c.per_queue)
     (*doc.queues)[q] = {every_status(qc.per_status), qc.oldest_open_age_seconds,
-                        qc.blocked_keys, qc.longest_held_key_seconds};
+                        qc.blocked_keys, qc.longest_held_key_seconds,
+                        pause_of(c, q)};
 }
 
 } // namespace

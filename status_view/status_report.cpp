@@ -52,6 +52,22 @@ void write_blocked_keys(std::ostringstream& out, const status_counts& c) {
         << " (onFailure: block; see outboxctl blocked)\n";
 }
 
+// Queues an operator paused: since when, by whom, why, until when.
+void write_pauses(std::ostringstream& out, const status_counts& c) {
+  if (c.paused.empty())
+    return;
+  out << "paused queues: " << c.paused.size() << " (outboxctl resume QUEUE)\n";
+  for (auto& [q, p] : c.paused) {
+    out << "  " << pad(q, 24) << "paused " << age(p.paused_seconds) << " ago by "
+        << quoted_text(p.paused_by) << ", "
+        << (p.ends_in_seconds < 0 ? std::string{"until resumed"}
+                                  : "resumes in " + age(p.ends_in_seconds));
+    if (!p.reason.empty())
+      out << ": " << quoted_text(p.reason);
+    out << "\n";
+  }
+}
+
 void write_nodes(std::ostringstream& out, const cluster_status& s) {
   out << "\nnodes: " << s.nodes.size() << "\n";
   for (auto& n : s.nodes) {
@@ -103,7 +119,7 @@ std::string status_table(const cluster_status& s, bool with_nodes) {
       out << pad(st, 10);
     out << pad("oldest open", 12) << pad("blocked", 8) << "longest held\n";
     for (auto& [q, qc] : c.per_queue) {
-      out << pad(q, 24);
+      out << pad(c.paused.count(q) ? q + " (paused)" : q, 24);
       for (auto& st : delivery_statuses())
         out << pad(std::to_string(count(qc.per_status, st)), 10);
       out << pad(age(qc.oldest_open_age_seconds), 12)
@@ -113,6 +129,7 @@ std::string status_table(const cluster_status& s, bool with_nodes) {
     if (c.per_queue.empty())
       out << "(no deliveries yet)\n";
     write_blocked_keys(out, c);
+    write_pauses(out, c);
   }
   if (with_nodes)
     write_nodes(out, s);

@@ -19,4 +19,9 @@ bool is_valid_utf8(std::string_view s);
 /// valid UTF-8, no control character, not only white space.
 std::string check_amqp_name(std::string_view name, size_t max_bytes);
 
+/// Text someone else wrote (a key, a worker's reason) made safe for a
+/// terminal and for one line: in double quotes, with `"` and `\` escaped,
+/// and control characters, DEL and C1 controls as \xNN. Other UTF-8 stays.
+std::string quoted_text(const std::string& s);
+
 } // namespace outbox

@@ -75,6 +75,10 @@ struct claim_result {
   /// What the claim saw for the in-flight window; nullopt when it did not
   /// say (with room).
   std::optional<window_sample> window;
+  /// An operator paused the queue (`outboxctl pause`): the claim took
+  /// nothing. `pause_ends_in_seconds` is set when the pause ends by itself.
+  bool paused = false;
+  std::optional<double> pause_ends_in_seconds;
 };
 
 struct apply_result {

@@ -21,12 +21,24 @@ struct queue_counts {
   double longest_held_key_seconds = 0;
 };
 
+/// A queue an operator paused (`outboxctl pause`, schema/018_queue_pauses.sql):
+/// nothing new is sent to it until it is resumed or the pause ends.
+struct queue_pause {
+  double paused_seconds = 0;  ///< how long ago it was paused
+  int64_t paused_at = 0;      ///< Unix seconds
+  std::string paused_by;      ///< who paused it (outboxctl: user@host)
+  std::string reason;         ///< the operator's words, maybe empty
+  double ends_in_seconds = -1; ///< -1: until `outboxctl resume`
+};
+
 struct status_counts {
   int64_t unrouted_events = 0;
   double oldest_unrouted_age_seconds = 0;
   std::map<std::string, int64_t> per_status; ///< every status, zeros included
   double oldest_open_age_seconds = 0;
   std::map<std::string, queue_counts> per_queue;
+  /// The queues paused now, by name.
+  std::map<std::string, queue_pause> paused;
 };
 
 } // namespace outbox

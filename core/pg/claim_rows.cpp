@@ -34,7 +34,7 @@ struct claim_columns {
   int kind, id, event_id, job, queue, dispatch_id, event_type, payload,
     content_type, headers, attempts, retry_delays, repeat_last_delay,
     expires_us, now_us, next_ready_us, room, cursor_available_at, event_age_us,
-    timeout_seconds, in_flight, cohort_left;
+    timeout_seconds, in_flight, cohort_left, paused_us;
 
   static caf::expected<claim_columns> of(const pg_rows& rows,
                                          const char* statement) {
@@ -47,7 +47,7 @@ struct claim_columns {
                     col("now_us"), col("next_ready_us"), col("room"),
                     col("cursor_available_at"), col("event_age_us"),
                     col("timeout_seconds"), col("in_flight"),
-                    col("cohort_left")};
+                    col("cohort_left"), col("paused_us")};
     if (col.error())
       return col.error();
     return c;
@@ -83,6 +83,15 @@ delivery_transition read_expired(const pg_rows& rows, int i,
   return {rows.int64(i, c.event_id), rows.int64(i, c.id), rows.text(i, c.job),
           rows.text(i, c.queue), delivery_status::expired,
           static_cast<int32_t>(rows.int64(i, c.attempts)), std::nullopt, std::nullopt};
+}
+
+// The room row's pause of the queue (claim_sql.hpp room_sql).
+void read_pause(const pg_rows& rows, int i, const claim_columns& c,
+                claim_result& out) {
+  out.paused = !rows.is_null(i, c.paused_us);
+  out.pause_ends_in_seconds.reset();
+  if (out.paused && rows.int64(i, c.paused_us) >= 0)
+    out.pause_ends_in_seconds = rows.int64(i, c.paused_us) / 1e6;
 }
 
 } // namespace
@@ -127,6 +136,7 @@ caf::expected<claim_rows> read_claim(const pg_rows& rows, claim_result& out,
           rows.is_null(i, c->timeout_seconds)
             ? 0.0
             : static_cast<double>(rows.int64(i, c->timeout_seconds))};
+        read_pause(rows, i, *c, out);
         break;
     }
   }

@@ -23,7 +23,8 @@ constexpr const char* send_columns = R"sql(SELECT 'send'::text AS kind, c.id AS 
        NULL::text AS cursor_available_at,
        (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us,
        c.delivery_timeout_seconds AS timeout_seconds,
-       NULL::bigint AS in_flight, NULL::bigint AS cohort_left)sql";
+       NULL::bigint AS in_flight, NULL::bigint AS cohort_left,
+       NULL::bigint AS paused_us)sql";
 
 // Ready deliveries of one queue via the partial ready index; SKIP LOCKED
 // keeps concurrent dispatchers of a queue apart. Rows past their TTL expire
@@ -59,46 +60,59 @@ WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
 FROM claimed c JOIN {{events}} e ON e.id = c.event_id
 UNION ALL
 SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
-       attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL
 FROM expired
 UNION ALL
 SELECT 'next_ready', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL, NULL,
        (extract(epoch FROM min(available_at) - now()) * 1000000)::bigint,
-       NULL, NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM {{deliveries}}
 WHERE queue = $1 AND status = 'pending' AND available_at > now()
 UNION ALL
 (SELECT 'cursor', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
         NULL, NULL, NULL, NULL, NULL, NULL, available_at::text, NULL, NULL,
-        NULL, NULL
+        NULL, NULL, NULL
  FROM ready ORDER BY available_at DESC, id DESC LIMIT 1)
 UNION ALL
 SELECT 'room', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, now_us, NULL, n, NULL, NULL, timeout_seconds,
-       in_flight, cohort_left
+       in_flight, cohort_left, paused_us
 FROM room
 ORDER BY id
 )sql";
 
 // How many more deliveries of queue $1 may be out at once: the limit
 // ({{max}}) less those dispatched, read via the partial timeout index,
-// which only dispatched rows enter. It counts in the database so that the
-// limit holds for every dispatcher of the queue, on any node; claims that
-// run at the same moment each see the same count, so together they may
-// exceed it by up to a batch each. From the same rows, for the in-flight
-// window (core/domain/in_flight_window.hpp): how many of those dispatched
-// at or before the cohort's start ({{cohort}}, the database's clock in
+// which only dispatched rows enter; none while an operator has the queue
+// paused (schema/018_queue_pauses.sql), whose pause the row reports as
+// `paused_us`: NULL when not paused, -1 until resumed, else microseconds
+// until it ends by itself. It counts in the database so that the limit
+// holds for every dispatcher of the queue, on any node; claims that run at
+// the same moment each see the same count, so together they may exceed it
+// by up to a batch each. From the same rows, for the in-flight window
+// (core/domain/in_flight_window.hpp): how many of those dispatched at or
+// before the cohort's start ({{cohort}}, the database's clock in
 // microseconds, compared as such so that a row dispatched at that very
 // instant counts) are still out, and the shortest timeout among them.
 constexpr const char* room_sql = R"sql(
-  SELECT greatest(0, {{max}}::bigint - count(*)) AS n, count(*) AS in_flight,
-         count(*) FILTER (WHERE {{unix_micros:dispatched_at}}
-                                <= coalesce({{cohort}}::bigint, -1)) AS cohort_left,
-         min(delivery_timeout_seconds) AS timeout_seconds,
-         (extract(epoch FROM now()) * 1000000)::bigint AS now_us
-  FROM {{deliveries}}
-  WHERE queue = $1 AND status = 'dispatched'
+  SELECT CASE WHEN p.paused_us IS NULL
+              THEN greatest(0, {{max}}::bigint - o.in_flight) ELSE 0 END AS n,
+         o.*, p.paused_us
+  FROM (
+    SELECT count(*) AS in_flight,
+           count(*) FILTER (WHERE {{unix_micros:dispatched_at}}
+                                  <= coalesce({{cohort}}::bigint, -1)) AS cohort_left,
+           min(delivery_timeout_seconds) AS timeout_seconds,
+           (extract(epoch FROM now()) * 1000000)::bigint AS now_us
+    FROM {{deliveries}}
+    WHERE queue = $1 AND status = 'dispatched') o
+  LEFT JOIN (
+    SELECT coalesce((extract(epoch FROM resume_at - now()) * 1000000)::bigint,
+                    -1) AS paused_us
+    FROM {{deliveries}}_paused
+    WHERE queue = $1 AND (resume_at IS NULL OR resume_at > now())) p ON true
 )sql";
 
 // The claim's ready rows in a pass: the next batch of the queue in the

@@ -145,7 +145,7 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
   return conn.exec_script(
     "drop_schema",
     "DROP TABLE IF EXISTS " + n.deliveries + ", " + n.deliveries
-      + "_completed, " + n.events + ", "
+      + "_completed, " + n.deliveries + "_paused, " + n.events + ", "
       + n.events + "_routing, " + n.events + "_unrouted, "
       + n.migrations + " CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.publish_function

@@ -51,7 +51,8 @@ status_repository::status_repository(schema_names n)
           " (WHERE "
         + parked_sql + ")), 0) FROM {{deliveries}} WHERE " + ordered_index_sql
         + " GROUP BY queue",
-      n)) {
+      n)),
+    pauses_(n) {
 }
 
 caf::expected<status_counts> status_repository::read(pg_connection& conn) {
@@ -64,10 +65,14 @@ caf::expected<status_counts> status_repository::read(pg_connection& conn) {
                            : caf::expected<pg_rows>{events.error()};
   auto keys = deliveries ? conn.exec_prepared("status_keys", keys_sql_)
                          : caf::expected<pg_rows>{deliveries.error()};
+  auto paused = keys ? pauses_.paused(conn)
+                     : caf::expected<std::map<std::string, queue_pause>>{
+                       keys.error()};
   conn.rollback();
-  if (!keys)
-    return keys.error();
+  if (!paused)
+    return paused.error();
   status_counts out;
+  out.paused = std::move(*paused);
   out.unrouted_events = events->int64(0, 0);
   out.oldest_unrouted_age_seconds = std::stod(events->text(0, 1));
   add_zeros(out.per_status);
@@ -95,6 +100,12 @@ caf::expected<status_counts> status_repository::read(pg_connection& conn) {
       add_zeros(q.per_status);
     q.blocked_keys = keys->int64(i, 1);
     q.longest_held_key_seconds = std::stod(keys->text(i, 2));
+  }
+  // A paused queue shows also before its first delivery.
+  for (auto& [queue, pause] : out.paused) {
+    auto& q = out.per_queue[queue];
+    if (q.per_status.empty())
+      add_zeros(q.per_status);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include "core/domain/delivery_status.hpp"
 #include "core/domain/schema_names.hpp"
 #include "core/domain/status_counts.hpp"
+#include "core/pg/pause_repository.hpp"
 
 namespace outbox {
 
@@ -25,6 +26,7 @@ public:
 
 private:
   std::string events_sql_, deliveries_sql_, keys_sql_;
+  pause_repository pauses_;
 };
 
 } // namespace outbox

@@ -279,6 +279,9 @@
       const sw = el("span", "swatch");
       sw.style.background = colour(q);
       name.append(sw, document.createTextNode(q));
+      const p = doc.queues[q].paused; // outboxctl pause: who and why on hover
+      if (p) name.append(" ", Object.assign(badge(false, "", "paused", "warn"),
+                                             { title: p.pausedBy + (p.reason ? ": " + p.reason : "") }));
       tr.append(name);
       for (const st of STATUSES) tr.append(el("td", null, doc.queues[q].deliveries[st] || 0));
       tr.append(el("td", null, age(doc.queues[q].oldestOpenAgeSeconds)));

@@ -1,5 +1,7 @@
 #include "tests/faults/fault_cluster.hpp"
 
+#include <functional>
+
 #include <csignal>
 #include <cstdint>
 #include <fstream>
@@ -267,26 +269,63 @@ int fault_cluster::lines_with(const std::string& node, const std::string& text) 
   return n;
 }
 
-std::optional<int64_t> fault_cluster::gauge(const std::string& actor,
-                                            const std::string& name) {
+namespace {
+
+// The actors the status node shows, as `outboxctl status --json` prints
+// them: each actor object named `actor` goes to `seen`.
+void for_each_actor(const std::string& status_port, const std::string& actor,
+                    const std::function<void(const rapidjson::Value&)>& seen) {
   auto [rc, out] = run_command(std::string{OUTBOXCTL_PATH} + " status --json "
-                               "--connect 127.0.0.1:" + status_port_);
+                               "--connect 127.0.0.1:" + status_port);
   rapidjson::Document doc;
   if (rc != 0 || doc.Parse(out.c_str()).HasParseError() || !doc.IsObject()
       || !doc.HasMember("nodes") || !doc["nodes"].IsArray())
-    return std::nullopt;
-  std::optional<int64_t> best;
+    return;
   for (auto& node : doc["nodes"].GetArray()) {
     if (!node.IsObject() || !node.HasMember("actors") || !node["actors"].IsArray())
       continue;
     for (auto& a : node["actors"].GetArray())
       if (a.IsObject() && a.HasMember("name") && a["name"].IsString()
-          && actor == a["name"].GetString() && a.HasMember("gauges")
-          && a["gauges"].IsObject() && a["gauges"].HasMember(name.c_str())
-          && a["gauges"][name.c_str()].IsInt64())
-        best = std::max(best.value_or(INT64_MIN), a["gauges"][name.c_str()].GetInt64());
+          && actor == a["name"].GetString())
+        seen(a);
   }
+}
+
+} // namespace
+
+std::optional<int64_t> fault_cluster::gauge(const std::string& actor,
+                                            const std::string& name) {
+  std::optional<int64_t> best;
+  for_each_actor(status_port_, actor, [&](const rapidjson::Value& a) {
+    if (a.HasMember("gauges") && a["gauges"].IsObject()
+        && a["gauges"].HasMember(name.c_str())
+        && a["gauges"][name.c_str()].IsInt64())
+      best = std::max(best.value_or(INT64_MIN), a["gauges"][name.c_str()].GetInt64());
+  });
   return best;
+}
+
+std::optional<int64_t> fault_cluster::passes(const std::string& actor) {
+  std::optional<int64_t> best;
+  for_each_actor(status_port_, actor, [&](const rapidjson::Value& a) {
+    if (a.HasMember("passes") && a["passes"].IsInt64())
+      best = std::max(best.value_or(INT64_MIN), a["passes"].GetInt64());
+  });
+  return best;
+}
+
+int64_t fault_cluster::runs_of(const std::string& job) {
+  // start_workers starts a J worker, then a K one, each time.
+  int64_t n = 0;
+  for (size_t i = job == "J" ? 0 : 1; i < workers.size(); i += 2)
+    for (auto [id, k] : read_journal(dir + "journal-" + std::to_string(i)))
+      n += k;
+  return n;
+}
+
+std::pair<int, std::string> fault_cluster::outboxctl(const std::string& args) {
+  return run_command(std::string{OUTBOXCTL_PATH} + " " + args + " --config "
+                     + config_path_);
 }
 
 } // namespace outbox::testing

@@ -110,6 +110,17 @@ public:
   /// while the status node does not show it.
   std::optional<int64_t> gauge(const std::string& actor, const std::string& name);
 
+  /// Job runs the workers of job `job` ("J" or "K") journaled so far.
+  int64_t runs_of(const std::string& job);
+
+  /// Passes an actor made, as the status node shows it (the most when
+  /// several nodes run an actor of that name); nullopt while not shown.
+  std::optional<int64_t> passes(const std::string& actor);
+
+  /// Runs `outboxctl ARGS --config <this cluster's config>`: exit code and
+  /// standard output.
+  std::pair<int, std::string> outboxctl(const std::string& args);
+
   const std::string& status_port() const { return status_port_; }
 
   /// Lines of a node's log that are warnings or errors.

@@ -4,6 +4,7 @@
 #include <set>
 #include <thread>
 
+#include "core/pg/pause_repository.hpp"
 #include "tests/integration/delivery_fixture.hpp"
 
 using namespace outbox;
@@ -115,6 +116,50 @@ CAF_TEST(a claim takes only the room the in flight limit leaves) {
   auto rest = claim("q", 100, 50);
   CAF_CHECK_EQUAL(rest.jobs.size(), 12u);
   CAF_CHECK(!rest.at_limit);
+}
+
+// An operator's pause (schema/018) is read by the claim itself: a paused
+// queue has no room, the claim says so and for how long, the other queues
+// go on, and a pause whose time has come binds nothing.
+CAF_TEST(a claim takes nothing from a paused queue) {
+  make_deliveries(3, {60}, "q");
+  make_deliveries(3, {60}, "r");
+  pause_repository pauses{names};
+  auto p = pauses.pause(db, "q", "ops@host", "upgrade", std::nullopt);
+  CAF_REQUIRE(p);
+  CAF_CHECK_EQUAL(p->paused_by, "ops@host");
+  CAF_CHECK_EQUAL(p->ends_in_seconds, -1);
+  auto held = claim("q");
+  CAF_CHECK_EQUAL(held.jobs.size(), 0u);
+  CAF_CHECK(held.paused);
+  CAF_CHECK(!held.pause_ends_in_seconds);
+  CAF_CHECK_EQUAL(held.room, 0);
+  auto other = claim("r");
+  CAF_CHECK_EQUAL(other.jobs.size(), 3u);
+  CAF_CHECK(!other.paused);
+  // A pause for a while: the claim says how long yet.
+  CAF_REQUIRE(pauses.pause(db, "q", "ops@host", "", int64_t{600}));
+  held = claim("q");
+  CAF_CHECK(held.paused);
+  CAF_CHECK(held.pause_ends_in_seconds && *held.pause_ends_in_seconds > 590
+            && *held.pause_ends_in_seconds <= 600);
+  auto listed = pauses.paused(db);
+  CAF_REQUIRE(listed);
+  CAF_REQUIRE_EQUAL(listed->count("q"), 1u);
+  CAF_CHECK_EQUAL(listed->at("q").reason, "");
+  // Its time has come (as a --for that ended): the claim sends again.
+  must_exec(db, "UPDATE " + names.deliveries
+                  + "_paused SET resume_at = now() - interval '1 s'");
+  auto sent = claim("q");
+  CAF_CHECK_EQUAL(sent.jobs.size(), 3u);
+  CAF_CHECK(!sent.paused);
+  CAF_CHECK_EQUAL(pauses.paused(db)->size(), 0u);
+  auto none = pauses.resume(db, "q");
+  CAF_CHECK(none && !*none);
+  CAF_REQUIRE(pauses.pause(db, "q", "ops@host", "", std::nullopt));
+  auto ended = pauses.resume(db, "q");
+  CAF_CHECK(ended && *ended);
+  CAF_CHECK(!claim("q").paused);
 }
 
 CAF_TEST(the in flight limit is per queue) {

@@ -20,6 +20,8 @@ struct admin_args {
   std::vector<std::string> statuses; ///< --status
   int64_t hours = not_given;         ///< --hours (prune)
   int64_t limit = not_given;         ///< --limit (listings; 100 if not given)
+  std::optional<std::string> pause_for; ///< --for (pause): "90s", "15m", ...
+  std::optional<std::string> reason;    ///< --reason (pause)
 };
 
 } // namespace outbox

@@ -41,39 +41,5 @@ std::optional<std::vector<int64_t>> parse_ids(const std::vector<std::string>& xs
   return out;
 }
 
-namespace {
-
-void hex_byte(std::string& out, unsigned char c) {
-  static const char digits[] = "0123456789abcdef";
-  out += "\\x";
-  out += digits[c >> 4];
-  out += digits[c & 0xf];
-}
-
-} // namespace
-
-// A terminal acts on ESC, CSI and the C1 controls (U+0080..U+009F, UTF-8
-// C2 80..C2 9F): none of them reaches it. Quotes show where a key with
-// spaces begins and ends.
-std::string quoted_text(const std::string& s) {
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      hex_byte(out, c);
-    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
-      hex_byte(out, c);
-      hex_byte(out, next);
-      ++i;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
 
 } // namespace outbox

@@ -9,6 +9,8 @@
 
 #include <caf/error.hpp>
 
+#include "core/base/text.hpp" // quoted_text, which the verbs print with
+
 namespace outbox {
 
 constexpr int admin_exit_failure = 1; ///< the database refused, or some ids
@@ -26,9 +28,5 @@ std::string local_time(int64_t unix_seconds);
 /// Positive integer ids, nullopt when one is not.
 std::optional<std::vector<int64_t>> parse_ids(const std::vector<std::string>& xs);
 
-/// Text someone else wrote (a key, a worker's reason) made safe for a
-/// terminal and for one line: in double quotes, with `"` and `\` escaped,
-/// and control characters, DEL and C1 controls as \xNN. Other UTF-8 stays.
-std::string quoted_text(const std::string& s);
 
 } // namespace outbox

@@ -11,6 +11,7 @@
 //   outboxctl prune --hours N [--status completed,failed,...]
 //   outboxctl quarantined [--limit N] | discard EVENT_ID...
 //   outboxctl blocked [--queue Q] [--limit N] | skip ID...
+//   outboxctl pause QUEUE [--for DURATION] [--reason TEXT] | resume QUEUE
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -24,6 +25,7 @@
 #include "actors/node_tls.hpp"
 #include "core/pg/status_repository.hpp"
 #include "tools/outboxctl/admin_verbs.hpp"
+#include "tools/outboxctl/pause_verbs.hpp"
 #include "cli/node_options.hpp"
 #include "status_view/status_report.hpp"
 #include "cli/tls_flags.hpp"
@@ -61,7 +63,10 @@ constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "       outboxctl discard EVENT_ID... --config FILE\n"
                               "       outboxctl blocked [--queue Q] [--limit N] "
                               "--config FILE\n"
-                              "       outboxctl skip ID... --config FILE\n";
+                              "       outboxctl skip ID... --config FILE\n"
+                              "       outboxctl pause QUEUE [--for DURATION] "
+                              "[--reason TEXT] --config FILE\n"
+                              "       outboxctl resume QUEUE --config FILE\n";
 
 // --help: what each verb does, then the flags, examples and exit codes.
 constexpr const char* verbs_help =
@@ -82,6 +87,9 @@ constexpr const char* verbs_help =
   "  blocked                  list keys stopped by a delivery that failed\n"
   "                           (routes with \"onFailure\": \"block\")\n"
   "  skip ID...               give up a blocking delivery and release its key\n"
+  "  pause QUEUE              send nothing new to QUEUE, on every node, until\n"
+  "                           resume (or --for ends); what was sent finishes\n"
+  "  resume QUEUE             end a pause: its dispatchers send within a second\n"
   "\n"
   "options:\n";
 
@@ -93,6 +101,8 @@ constexpr const char* examples_help =
   "      --tls-ca ca.pem\n"
   "  outboxctl failed --queue stock.publish --limit 20 --config outbox.json\n"
   "  outboxctl retry --status failed --queue stock.publish --config outbox.json\n"
+  "  outboxctl pause stock.publish --for 30m --reason \"stock service upgrade\" \\\n"
+  "      --config outbox.json\n"
   "\n"
   "exit status: 0 done, 1 the database or cluster failed or refused, 2 bad\n"
   "usage or config. More: man outboxctl, docs/operations.md.\n";
@@ -103,6 +113,7 @@ struct ctl_config : outbox::cli_config {
   bool json = false;
   bool db = false;
   std::string queue;
+  std::string pause_for, reason;
   outbox::admin_args admin;
   outbox::tls_flags tls;
   ctl_config() {
@@ -114,7 +125,9 @@ struct ctl_config : outbox::cli_config {
       .add(queue, "queue", "failed/expired/retry/blocked: only this queue")
       .add(admin.statuses, "status", "retry: failed|expired; prune: final statuses")
       .add(admin.hours, "hours", "prune: older than this many hours")
-      .add(admin.limit, "limit", "failed/expired/quarantined/blocked: at most this many rows");
+      .add(admin.limit, "limit", "failed/expired/quarantined/blocked: at most this many rows")
+      .add(pause_for, "for", "pause: resume by itself after this (90s, 15m, 2h, 1d)")
+      .add(reason, "reason", "pause: why, shown in status (one line)");
     opt_group tls_group{options(), "global"};
     outbox::add_tls_flags(tls_group, tls);
     outbox::register_message_types(*this);
@@ -125,7 +138,8 @@ struct ctl_config : outbox::cli_config {
     return std::string{usage} + "\n" + verbs_help
            + options_text({{"config", "FILE"}, {"connect", "HOST:PORT"},
                            {"queue", "QUEUE"}, {"status", "STATUS[,...]"},
-                           {"hours", "N"}, {"limit", "N"}, {"tls-cert", "FILE"},
+                           {"hours", "N"}, {"limit", "N"}, {"for", "DURATION"},
+                           {"reason", "TEXT"}, {"tls-cert", "FILE"},
                            {"tls-key", "FILE"}, {"tls-ca", "FILE"},
                            {"tls-key-passphrase-file", "FILE"}})
            + examples_help;
@@ -156,6 +170,8 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
     {"--hours", o.admin.hours != outbox::not_given, {"prune"}},
     {"--limit", o.admin.limit != outbox::not_given,
      {"failed", "expired", "quarantined", "blocked"}},
+    {"--for", !o.pause_for.empty(), {"pause"}},
+    {"--reason", !o.reason.empty(), {"pause"}},
   };
   for (auto& f : flags)
     if (f.given && f.verbs.count(verb) == 0)
@@ -338,6 +354,19 @@ int main(int argc, char** argv) {
     if (!opts.queue.empty())
       opts.admin.queue = opts.queue;
     return outbox::run_admin_verb(verb, opts.admin, *cfg);
+  }
+  if (outbox::is_pause_verb(verb)) {
+    auto cfg = outbox::load_config(opts.config_file);
+    if (!cfg) {
+      std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
+      return exit_usage;
+    }
+    opts.admin.ids.assign(opts.remainder.begin() + 1, opts.remainder.end());
+    if (!opts.pause_for.empty())
+      opts.admin.pause_for = opts.pause_for;
+    if (!opts.reason.empty())
+      opts.admin.reason = opts.reason;
+    return outbox::run_pause_verb(verb, opts.admin, *cfg);
   }
   if (verb != "migrate" && verb != "status") {
     if (!verb.empty())

@@ -424,6 +424,60 @@ CAF_TEST(a broker that blocks publishers holds claims until it unblocks) {
   stop(d);
 }
 
+// A queue an operator paused (outboxctl pause): the claim reads the pause
+// and takes nothing; the router gets no credit, what it handed before it
+// saw the pause goes back to pending unsent, wake-ups start no pass, and
+// the next look comes within a second, or when the pause ends by itself.
+CAF_TEST(a paused queue sends nothing and gives back what was handed) {
+  box->set_accepting(true);
+  box->set_credit(5);
+  box->put({hand(7)});
+  pass_settings s;
+  s.idle = std::chrono::seconds{10};
+  auto paused = claimed({});
+  paused.room = 0;
+  paused.paused = true;
+  store->claims.push_back(paused);
+  auto d = spawn_dispatcher(s);
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  // The handed one went out in this pass: it was handed before the claim
+  // saw the pause. From now on the router hands nothing.
+  CAF_CHECK_EQUAL(publisher->published.size(), 1u);
+  CAF_CHECK_EQUAL(box->credit(), 0);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.gauges["paused"], 1);
+  // Handed meanwhile (credit the router had already taken): back to pending.
+  box->set_credit(1);
+  box->put({hand(8)});
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  sched.run();
+  CAF_CHECK_EQUAL(store->claim_calls, 1); // the wake-up waits
+  auto ends_soon = paused;
+  ends_soon.pause_ends_in_seconds = 0.3;
+  store->claims.push_back(ends_soon);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{999}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK_EQUAL(store->claim_calls, 2);
+  CAF_CHECK_EQUAL(publisher->published.size(), 1u);
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0].at(0).id, 8);
+  CAF_CHECK_EQUAL(box->credit(), 0);
+  // The pause ends in 0.3 s: the next look comes then, not after a second.
+  auto resumed = claimed({1});
+  resumed.room = 10;
+  store->claims.push_back(resumed);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{300}), 0u);
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1}), 1u);
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK_EQUAL(publisher->published.size(), 2u);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.gauges["paused"], 0);
+  CAF_CHECK_EQUAL(box->credit(), 9);
+  stop(d);
+}
+
 // Results that wait unread show in the dispatcher's gauges: behind once
 // their wait at the workers' measured pace passes 5 s, or when nothing
 // finishes at all.

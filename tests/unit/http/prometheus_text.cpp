@@ -126,6 +126,9 @@ CAF_TEST(a status node adds the database counts unless it cannot read them) {
   c.counts.per_queue["q"].oldest_open_age_seconds = 4;
   c.counts.per_queue["q"].blocked_keys = 2;
   c.counts.per_queue["q"].longest_held_key_seconds = 7.5;
+  c.counts.per_queue["p"].per_status = {{"pending", 1}};
+  c.counts.paused["p"].paused_seconds = 12.5;
+  c.counts.paused["p"].paused_by = "not a label";
   node_view up, down;
   down.up = false;
   c.nodes = {up, up, down};
@@ -141,8 +144,13 @@ CAF_TEST(a status node adds the database counts unless it cannot read them) {
                     "# TYPE outbox_blocked_keys gauge\n",
                     "outbox_blocked_keys{queue=\"q\"} 2\n",
                     "# TYPE outbox_longest_held_key_seconds gauge\n",
-                    "outbox_longest_held_key_seconds{queue=\"q\"} 7.5\n"})
+                    "outbox_longest_held_key_seconds{queue=\"q\"} 7.5\n",
+                    "outbox_queue_paused{queue=\"p\"} 1\n",
+                    "outbox_queue_paused{queue=\"q\"} 0\n",
+                    "outbox_queue_paused_seconds{queue=\"p\"} 12.5\n",
+                    "outbox_queue_paused_seconds{queue=\"q\"} 0\n"})
     OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
+  CAF_CHECK_EQUAL(text.find("not a label"), std::string::npos);
   in.cluster->database_ok = false;
   text = render_node_metrics(in);
   CAF_CHECK_NOT_EQUAL(text.find("outbox_database_up 0\n"), std::string::npos);

@@ -103,3 +103,34 @@ CAF_TEST(a value JSON cannot carry gives an error object) {
   s.counts.oldest_open_age_seconds = std::nan("");
   CAF_CHECK_EQUAL(status_json(s, false).rfind("{\"error\":", 0), 0u);
 }
+
+// A queue an operator paused shows who, why, since when and until when;
+// the end is left out of a pause until resumed. The table says so too.
+CAF_TEST(a paused queue shows its pause) {
+  auto s = sample();
+  s.nodes.clear();
+  queue_pause p;
+  p.paused_seconds = 90;
+  p.paused_at = 1700000000;
+  p.paused_by = "ops@host";
+  p.reason = "upgrade \x1b[2J";
+  p.ends_in_seconds = 30;
+  s.counts.paused["q"] = p;
+  CAF_CHECK_NOT_EQUAL(
+    status_json(s, false).find(
+      "\"longestHeldKeySeconds\":30.5,\"paused\":{\"pausedAt\":1700000000,"
+      "\"pausedSeconds\":90.0,\"pausedBy\":\"ops@host\",\"reason\":"
+      "\"upgrade \\u001B[2J\",\"endsInSeconds\":30.0}}"),
+    std::string::npos);
+  auto table = status_table(s, false);
+  CAF_CHECK_NOT_EQUAL(table.find("q (paused)"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(
+    table.find("paused 1.5m ago by \"ops@host\", resumes in 30.0s: "
+               "\"upgrade \\x1b[2J\""),
+    std::string::npos);
+  s.counts.paused["q"].ends_in_seconds = -1;
+  CAF_CHECK_NOT_EQUAL(status_json(s, false).find("\"reason\":\"upgrade \\u001B[2J\"}}"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(status_table(s, false).find("until resumed"),
+                      std::string::npos);
+}
