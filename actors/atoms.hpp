@@ -33,5 +33,8 @@ using wakeup_atom = caf::atom_constant<caf::atom("wakeups")>;
 /// Which queues have a live result handler, and since when it was last
 /// heard (node agent → status actor, for the sweeper's relay_stalls).
 using liveness_atom = caf::atom_constant<caf::atom("liveness")>;
+/// An operator's drain of a node (outboxctl drain NAME): outboxctl →
+/// status actor → that node's agent, which stops the node as SIGTERM does.
+using drain_atom = caf::atom_constant<caf::atom("drain")>;
 
 } // namespace outbox

@@ -32,6 +32,9 @@ struct node_view {
   /// Why its dispatchers miss wake-ups and wait for their timers, e.g. its
   /// LISTEN connection is down; "" while they do not.
   std::string wakeups_degraded;
+  /// An operator drained it (outboxctl drain): it stops claiming, finishes
+  /// what it has in flight and exits.
+  bool draining = false;
 };
 
 /// A node's own report (its HTTP endpoint's /metrics and /readyz): what it
@@ -63,7 +66,8 @@ typename Inspector::result_type inspect(Inspector& f, actor_view& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_view& x) {
   return f(caf::meta::type_name("node_view"), x.name, x.roles, x.queues, x.up,
-           x.joined_ms, x.down_ms, x.actors, x.lifecycle, x.wakeups_degraded);
+           x.joined_ms, x.down_ms, x.actors, x.lifecycle, x.wakeups_degraded,
+           x.draining);
 }
 
 template <class Inspector>

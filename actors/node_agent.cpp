@@ -18,6 +18,9 @@ using self_ptr = node_agent_actor::stateful_pointer<node_agent_state>;
 
 constexpr auto tick_interval = std::chrono::milliseconds{500};
 constexpr auto max_connect_delay = std::chrono::milliseconds{5000};
+// How long a drained node waits before it stops: its yes must reach the
+// operator first (through the status node, which may be this very node).
+constexpr auto drain_delay = std::chrono::milliseconds{500};
 
 // Sends what changed; with `beat`, the metrics message goes also when
 // nothing did, empty: the status node learns from it that the node is not
@@ -139,6 +142,32 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   st.next_connect_ms = now_ms() + backoff_delay(1, max_connect_delay).count();
 }
 
+// An operator's drain (outboxctl drain, via the status actor): the node
+// stops as SIGTERM stops it, after its answer has left. A second request
+// while it drains is answered yes again; the agent's own reminder, after
+// drain_delay, stops the node.
+bool on_drain(self_ptr self) {
+  auto& st = self->state;
+  // The reminder is anonymous (it expects no answer); a request is not.
+  if (st.draining && !self->current_sender()) {
+    if (auto drain = std::move(st.drain)) {
+      st.drain = nullptr; // once
+      drain();
+    }
+    return true;
+  }
+  if (st.draining)
+    return true;
+  if (!st.drain)
+    return false;
+  st.draining = true;
+  logger("node")->info("event=drain_requested node={} action=stopping",
+                       kv(st.info.name));
+  caf::delayed_anon_send(caf::actor_cast<node_agent_actor>(self), drain_delay,
+                         drain_atom::value);
+  return true;
+}
+
 } // namespace
 
 node_report local_report(const node_agent_state& st) {
@@ -149,6 +178,7 @@ node_report local_report(const node_agent_state& st) {
   v.queues = st.info.queues;
   v.lifecycle = st.lifecycle;
   v.wakeups_degraded = st.wakeups_degraded;
+  v.draining = st.draining;
   for (auto& a : st.info.actors) {
     actor_view av;
     auto m = st.metrics.find(a.name);
@@ -168,8 +198,10 @@ node_report local_report(const node_agent_state& st) {
 
 node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
-           status_address target, std::shared_ptr<results_view> results) {
+           status_address target, std::shared_ptr<results_view> results,
+           std::function<void()> drain) {
   self->state.target = std::move(target);
+  self->state.drain = std::move(drain);
   self->state.results = std::move(results);
   self->state.started_ms = now_ms();
   subscribe_lifecycle(self);
@@ -203,6 +235,7 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
       try_connect(self);
       self->delayed_send(self, tick_interval, tick_atom::value);
     },
+    [self](drain_atom) { return on_drain(self); },
   };
 }
 

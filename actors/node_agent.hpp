@@ -4,6 +4,7 @@
 // working on its own, and the agent joins again as soon as it can.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -40,6 +41,10 @@ struct node_agent_state {
   /// Where the node's sweeper reads which queues have a live result
   /// handler; null on a node without a sweeper.
   std::shared_ptr<results_view> results;
+  /// Stops the node as SIGTERM does (node_settings::drain); empty: the
+  /// node cannot be drained by an operator.
+  std::function<void()> drain;
+  bool draining = false;
   static const char* name;
 };
 
@@ -47,9 +52,11 @@ struct node_agent_state {
 node_report local_report(const node_agent_state& st);
 
 /// With `results`, the agent also fetches the status node's view of live
-/// result handlers on every tick (results_view).
+/// result handlers on every tick (results_view). `drain` is
+/// node_settings::drain.
 node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
-           status_address target, std::shared_ptr<results_view> results);
+           status_address target, std::shared_ptr<results_view> results,
+           std::function<void()> drain);
 
 } // namespace outbox

@@ -31,14 +31,16 @@ struct node_info;
 /// Each node's agent: collects local metrics and the state of its wake-up
 /// path, joins the status actor (and joins again after losing it). The join
 /// message with the node's own info starts it. Asked for status, it reports
-/// its node as the node's HTTP endpoint shows it.
+/// its node as the node's HTTP endpoint shows it. Asked to drain, it
+/// stops its node as SIGTERM does (false: this node cannot be drained so).
 using node_agent_actor
   = caf::typed_actor<caf::replies_to<status_atom>::with<node_report>,
                      caf::reacts_to<metrics_atom, actor_metrics>,
                      caf::reacts_to<wakeup_atom, std::string>,
                      caf::reacts_to<join_atom, node_info>,
                      caf::reacts_to<tick_atom>,
-                     caf::reacts_to<lifecycle_event>>;
+                     caf::reacts_to<lifecycle_event>,
+                     caf::replies_to<drain_atom>::with<bool>>;
 
 /// A node's announcement.
 struct node_info {

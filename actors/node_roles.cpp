@@ -71,7 +71,7 @@ void spawn_agent(node_bootstrap& b) {
   // A sweeper needs the status node's view of live result handlers.
   if (b.settings.has(node_role::sweeper))
     b.results = std::make_shared<results_view>();
-  b.actors.agent = b.sys.spawn(node_agent, target, b.results);
+  b.actors.agent = b.sys.spawn(node_agent, target, b.results, b.settings.drain);
 }
 
 // Claim on route (core/domain/handoff.hpp): a node that routes hands new

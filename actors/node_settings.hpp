@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,10 @@ struct node_settings {
   /// The subject CN of this node's certificate ("" without TLS): the first
   /// part of its node name, so that the status view shows it.
   std::string identity;
+  /// How an operator's drain (outboxctl drain) stops this node: outboxd
+  /// raises SIGTERM on itself, so that a drain is exactly a SIGTERM. Empty
+  /// (tests, --once): the node refuses to be drained.
+  std::function<void()> drain;
 
   bool has(node_role r) const;
   /// True when some role of this node runs an actor per queue.

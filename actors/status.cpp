@@ -149,6 +149,55 @@ cluster_status snapshot(self_ptr self) {
   return out;
 }
 
+// How long the status node waits for a drained node's agent to answer.
+constexpr auto drain_answer_timeout = std::chrono::seconds{5};
+
+// An operator's drain of node `name` (outboxctl drain): asks its agent,
+// which stops the node as SIGTERM does; the view shows it draining. The
+// answer says what happened, or an error says why not.
+caf::result<std::string> on_drain(self_ptr self, const std::string& name) {
+  auto it = self->state.nodes.find(name);
+  if (it == self->state.nodes.end() || name.empty()) {
+    std::vector<std::string> names;
+    for (auto& [n, rec] : self->state.nodes)
+      if (rec.view.up)
+        names.push_back(n);
+    return make_error(errc::drain_refused,
+                      "no node of that name in the status view (nodes up: "
+                        + (names.empty() ? std::string{"none"} : join(names, ", "))
+                        + ")");
+  }
+  if (!it->second.view.up)
+    return make_error(errc::drain_refused,
+                      "that node is down already (since "
+                        + std::to_string((now_ms() - it->second.view.down_ms) / 1000)
+                        + " s)");
+  auto rp = self->make_response_promise<std::string>();
+  auto agent = it->second.info.agent;
+  self->request(agent, drain_answer_timeout, drain_atom::value)
+    .then(
+      [self, rp, name](bool accepted) mutable {
+        if (!accepted) {
+          rp.deliver(make_error(errc::drain_refused,
+                                "that node cannot be drained (it runs no "
+                                "outboxd drain hook)"));
+          return;
+        }
+        auto it = self->state.nodes.find(name);
+        if (it != self->state.nodes.end())
+          it->second.view.draining = true;
+        logger("status")->info("event=node_draining node={}", kv(name));
+        rp.deliver(std::string{"draining"});
+      },
+      [rp](caf::error&) mutable {
+        rp.deliver(make_error(errc::drain_refused,
+                              "that node's agent did not answer within "
+                                + std::to_string(drain_answer_timeout.count())
+                                + " s"));
+      });
+  return rp;
+}
+
 } // namespace
 
 status_actor::behavior_type status(status_actor::stateful_pointer<status_state> self,
@@ -177,6 +226,7 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
     },
     [self](status_atom) { return snapshot(self); },
     [self](liveness_atom) { return results_liveness_of(self->state, now_ms()); },
+    [self](drain_atom, const std::string& name) { return on_drain(self, name); },
   };
 }
 

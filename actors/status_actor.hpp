@@ -1,5 +1,6 @@
 // The interface of the status actor: nodes join it and send their figures,
-// `outboxctl status` and the sweeper's relay-stall view ask it.
+// `outboxctl status` and the sweeper's relay-stall view ask it, and
+// `outboxctl drain NODE` drains a node through it.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ using status_actor = caf::typed_actor<
   caf::reacts_to<lifecycle_atom, std::string, std::map<std::string, int64_t>>,
   caf::reacts_to<wakeup_atom, std::string, std::string>,
   caf::replies_to<status_atom>::with<cluster_status>,
-  caf::replies_to<liveness_atom>::with<std::map<std::string, int64_t>>>;
+  caf::replies_to<liveness_atom>::with<std::map<std::string, int64_t>>,
+  caf::replies_to<drain_atom, std::string>::with<std::string>>;
 
 } // namespace outbox

@@ -103,6 +103,7 @@ struct node_json {
   std::vector<std::string> roles, queues;
   bool wakeups_ok = true;
   omittable<std::string> wakeups_degraded;
+  bool draining = false;
   std::vector<actor_json> actors;
   count_map lifecycle;
 };
@@ -112,7 +113,7 @@ bool inspect(Inspector& f, node_json& x) {
   return f(field("name", x.name), field("up", x.up), field("roles", x.roles),
            field("queues", x.queues), field("wakeupsOk", x.wakeups_ok),
            field("wakeupsDegraded", x.wakeups_degraded),
-           field("actors", x.actors), field("lifecycle", x.lifecycle));
+           field("draining", x.draining), field("actors", x.actors), field("lifecycle", x.lifecycle));
 }
 
 struct status_json_doc {
@@ -149,6 +150,7 @@ node_json node_of(const node_view& n) {
   out.roles = n.roles;
   out.queues = n.queues;
   out.wakeups_ok = n.wakeups_degraded.empty();
+  out.draining = n.draining;
   if (!n.wakeups_degraded.empty())
     out.wakeups_degraded = n.wakeups_degraded;
   for (auto& a : n.actors)

@@ -75,6 +75,8 @@ void write_nodes(std::ostringstream& out, const cluster_status& s) {
         << "roles " << joined(n.roles) << "  queues " << joined(n.queues);
     if (!n.up)
       out << "  down since " << since(s.now_ms, n.down_ms);
+    else if (n.draining)
+      out << "  DRAINING (outboxctl drain: it finishes what is in flight and exits)";
     out << "\n";
     if (!n.wakeups_degraded.empty())
       out << "    wake-ups DEGRADED (dispatchers wait for their timers): "

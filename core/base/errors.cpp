@@ -22,6 +22,7 @@ std::string to_string(errc x) {
     case errc::broker_error: return "broker_error";
     case errc::broker_timeout: return "broker_timeout";
     case errc::publish_failed: return "publish_failed";
+    case errc::drain_refused: return "drain_refused";
   }
   return "unknown_outbox_error";
 }

@@ -45,6 +45,9 @@ enum class errc : uint8_t {
   /// A directly published message was nacked, returned (no queue) or not
   /// confirmed in time.
   publish_failed,
+  /// An operator's drain of a node was refused: no node of that name is up
+  /// in the status view, or its agent did not say yes.
+  drain_refused,
 };
 
 /// Returns the enumerator's name, e.g. "config_invalid".

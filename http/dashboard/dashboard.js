@@ -313,7 +313,7 @@
     const card = el("div", "node" + (n.up ? "" : " down"));
     card.dataset.node = n.name;
     const head = el("div", "node-head");
-    head.append(el("span", "node-name", n.name), badge(n.up, "up", "DOWN"));
+    head.append(el("span", "node-name", n.name), badge(n.up && !n.draining, "up", n.up ? "draining" : "DOWN", n.up ? "warn" : ""));
     card.append(head, el("div", "muted", "roles " + ((n.roles || []).join(", ") || "–")
                                          + "; queues " + ((n.queues || []).join(", ") || "–")));
     if (!n.wakeupsOk)

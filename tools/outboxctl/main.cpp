@@ -12,22 +12,18 @@
 //   outboxctl quarantined [--limit N] | discard EVENT_ID...
 //   outboxctl blocked [--queue Q] [--limit N] | skip ID...
 //   outboxctl pause QUEUE [--for DURATION] [--reason TEXT] | resume QUEUE
+//   outboxctl drain NODE [--connect HOST:PORT]
 #include <cstdlib>
 #include <iostream>
-#include <optional>
 #include <set>
 
 #include <caf/io/middleman.hpp>
-#include <caf/scoped_actor.hpp>
 
 #include "actors/message_types.hpp"
-#include "actors/status_actor.hpp"
-#include "actors/node_tls.hpp"
 #include "core/pg/status_repository.hpp"
 #include "tools/outboxctl/admin_verbs.hpp"
+#include "tools/outboxctl/cluster_verbs.hpp"
 #include "tools/outboxctl/pause_verbs.hpp"
-#include "cli/node_options.hpp"
-#include "status_view/status_report.hpp"
 #include "cli/tls_flags.hpp"
 
 #include "core/base/errors.hpp"
@@ -41,10 +37,6 @@ namespace {
 constexpr int exit_usage = 2;   // bad flags or config
 constexpr int exit_failure = 1; // the database refused or is unreachable
 
-// Every wait on the network is bounded: a server that accepts and then says
-// nothing (a wrong port, a hung node) must not hang an operator's shell.
-constexpr auto handshake_timeout = std::chrono::seconds{5};
-constexpr auto status_timeout = std::chrono::seconds{10};
 constexpr const char* db_connect_timeout = "10"; // seconds, libpq's default
 
 constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
@@ -66,7 +58,8 @@ constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "       outboxctl skip ID... --config FILE\n"
                               "       outboxctl pause QUEUE [--for DURATION] "
                               "[--reason TEXT] --config FILE\n"
-                              "       outboxctl resume QUEUE --config FILE\n";
+                              "       outboxctl resume QUEUE --config FILE\n"
+                              "       outboxctl drain NODE [--connect HOST:PORT]\n";
 
 // --help: what each verb does, then the flags, examples and exit codes.
 constexpr const char* verbs_help =
@@ -90,6 +83,9 @@ constexpr const char* verbs_help =
   "  pause QUEUE              send nothing new to QUEUE, on every node, until\n"
   "                           resume (or --for ends); what was sent finishes\n"
   "  resume QUEUE             end a pause: its dispatchers send within a second\n"
+  "  drain NODE               stop a node as SIGTERM does (by its name in\n"
+  "                           status): no new claims, in-flight work finished,\n"
+  "                           leaderships handed on, exit 0\n"
   "\n"
   "options:\n";
 
@@ -146,13 +142,6 @@ struct ctl_config : outbox::cli_config {
   }
 };
 
-void print_status(const outbox::cluster_status& s, bool json, bool with_nodes) {
-  if (json)
-    std::cout << outbox::status_json(s, with_nodes) << "\n";
-  else
-    std::cout << outbox::status_table(s, with_nodes);
-}
-
 // The first flag given that `verb` does not take ("" when all fit), so a
 // misplaced flag is an error instead of being silently ignored.
 std::string flag_not_for(const std::string& verb, const ctl_config& o) {
@@ -162,7 +151,7 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
     std::set<std::string> verbs;
   };
   const flag flags[] = {
-    {"--connect", !o.connect.empty(), {"status"}},
+    {"--connect", !o.connect.empty(), {"status", "drain"}},
     {"--json", o.json, {"status"}},
     {"--db", o.db, {"status"}},
     {"--queue", !o.queue.empty(), {"failed", "expired", "retry", "blocked"}},
@@ -180,8 +169,8 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
     return "--connect (with --db)";
   bool tls = !o.tls.certificate.empty() || !o.tls.key.empty()
              || !o.tls.ca_file.empty() || !o.tls.passphrase_file.empty();
-  if (tls && (verb != "status" || o.db))
-    return "--tls-* (only status --connect talks to a node)";
+  if (tls && ((verb != "status" && verb != "drain") || o.db))
+    return "--tls-* (only status and drain talk to a node)";
   return "";
 }
 
@@ -200,105 +189,8 @@ int status_from_db(const outbox::config& cfg, bool json) {
   outbox::cluster_status s;
   s.database_ok = true;
   s.counts = std::move(*counts);
-  print_status(s, json, false);
+  outbox::print_status(s, json, false);
   return 0;
-}
-
-// Mutual TLS with the status node when the --tls-* flags are given (0), or
-// the exit code of a bad flag or file.
-int use_tls_flags(ctl_config& opts) {
-  auto tls = outbox::read_tls_flags(opts.tls);
-  if (!tls) {
-    std::cerr << "outboxctl status: " << outbox::context_of(tls.error()) << "\n";
-    return exit_usage;
-  }
-  if (!*tls)
-    return 0;
-  if (auto cn = outbox::check_node_tls(**tls); !cn) {
-    std::cerr << "outboxctl status: " << outbox::context_of(cn.error()) << "\n";
-    return exit_usage;
-  }
-  outbox::use_node_tls(opts, **tls);
-  return 0;
-}
-
-// The status actor at `target`, or nullopt after printing why not. The
-// middleman's own remote_actor() waits for the handshake without a limit;
-// asking its actor with a timeout bounds that wait.
-std::optional<outbox::status_actor>
-connect_status_node(caf::actor_system& sys, caf::scoped_actor& self,
-                    const outbox::host_port& where, const std::string& target) {
-  caf::strong_actor_ptr remote;
-  std::set<std::string> ifs;
-  bool timed_out = false;
-  self
-    ->request(outbox::node_middleman(sys), handshake_timeout,
-              caf::connect_atom::value, where.host, where.port)
-    .receive(
-      [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
-          std::set<std::string>& xs) {
-        remote = std::move(ptr);
-        ifs = std::move(xs);
-      },
-      [&](caf::error& err) { timed_out = err == caf::sec::request_timeout; });
-  if (timed_out) {
-    std::cerr << "outboxctl status: " << target
-              << " accepted the connection but did not answer as a status "
-                 "node within "
-              << handshake_timeout.count()
-              << " s (is it outboxd's status port? use --connect HOST:PORT, "
-                 "or --db to read the database)\n";
-    // The middleman still waits on that connection; tearing the actor
-    // system down would wait with it.
-    std::cerr.flush();
-    std::_Exit(exit_failure);
-  }
-  if (!remote || !sys.assignable<outbox::status_actor>(ifs)) {
-    std::cerr << "outboxctl status: no status node reachable at " << target
-              << " (is outboxd running? use --connect HOST:PORT, or --db to "
-                 "read the database)\n";
-    return std::nullopt;
-  }
-  return caf::actor_cast<outbox::status_actor>(std::move(remote));
-}
-
-int status_from_cluster(ctl_config& opts) {
-  auto where = outbox::parse_host_port(
-    opts.connect.empty() ? std::to_string(outbox::default_status_port)
-                         : opts.connect,
-    "127.0.0.1");
-  if (!where) {
-    std::cerr << "outboxctl status: --connect: "
-              << outbox::context_of(where.error()) << "\n";
-    return exit_usage;
-  }
-  if (int rc = use_tls_flags(opts); rc != 0)
-    return rc;
-  caf::actor_system sys{opts};
-  auto target = where->host + ":" + std::to_string(where->port);
-  caf::scoped_actor self{sys};
-  auto status = connect_status_node(sys, self, *where, target);
-  if (!status)
-    return exit_failure;
-  int rc = exit_failure;
-  bool answered = false;
-  self->request(*status, status_timeout, outbox::status_atom::value)
-    .receive(
-      [&](const outbox::cluster_status& s) {
-        print_status(s, opts.json, true);
-        rc = 0;
-        answered = true;
-      },
-      [&](caf::error& err) {
-        std::cerr << "outboxctl status: the status node at " << target
-                  << " did not answer within " << status_timeout.count()
-                  << " s (" << sys.render(err) << ")\n";
-      });
-  if (!answered) {
-    std::cerr.flush();
-    std::_Exit(rc); // as above: do not wait for a node that does not answer
-  }
-  return rc;
 }
 
 int migrate(const outbox::config& cfg) {
@@ -368,6 +260,15 @@ int main(int argc, char** argv) {
       opts.admin.reason = opts.reason;
     return outbox::run_pause_verb(verb, opts.admin, *cfg);
   }
+  if (verb == "drain") {
+    if (opts.remainder.size() != 2) {
+      std::cerr << "outboxctl drain: takes exactly one node name (as "
+                   "outboxctl status shows it)\n"
+                << usage;
+      return exit_usage;
+    }
+    return outbox::drain_node(opts, {opts.connect, opts.tls}, opts.remainder[1]);
+  }
   if (verb != "migrate" && verb != "status") {
     if (!verb.empty())
       std::cerr << "outboxctl: no such verb \"" << verb << "\" (see --help)\n";
@@ -382,7 +283,7 @@ int main(int argc, char** argv) {
   }
   bool status = opts.remainder[0] == "status";
   if (status && !opts.db)
-    return status_from_cluster(opts);
+    return outbox::status_from_cluster(opts, {opts.connect, opts.tls}, opts.json);
   auto cfg = outbox::load_config(opts.config_file);
   if (!cfg) {
     std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";

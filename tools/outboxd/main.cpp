@@ -3,6 +3,7 @@
 // processes (docs/operations.md "A cluster").
 #include <algorithm>
 #include <csignal>
+#include <unistd.h>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -238,6 +239,9 @@ int main(int argc, char** argv) {
   if (!start.settings)
     return start.exit_code;
   caf::actor_system sys{opts};
+  // An operator's drain (outboxctl drain) is a SIGTERM, to the letter: the
+  // sigwait below takes it like any other.
+  start.settings->drain = [] { kill(getpid(), SIGTERM); };
   auto node = outbox::node::start(sys, *start.cfg, *start.settings);
   if (!node) {
     std::cerr << "outboxd: " << outbox::render(node.error()) << "\n";

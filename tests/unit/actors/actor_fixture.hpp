@@ -63,6 +63,7 @@ agent_probe(node_agent_actor::stateful_pointer<agent_probe_state> self,
     [](join_atom, node_info&) {},
     [](tick_atom) {},
     [self](const lifecycle_event& ev) { self->state.lifecycle.push_back(ev); },
+    [](drain_atom) { return false; },
   };
 }
 

@@ -4,6 +4,7 @@
 
 #include "actors/node_agent.hpp"
 #include "actors/status.hpp"
+#include "core/base/errors.hpp"
 #include "core/base/timestamp.hpp"
 
 using namespace outbox;
@@ -19,10 +20,32 @@ struct fixture : actor_fixture {
     return deref<node_agent_actor::stateful_base<node_agent_state>>(agent).state;
   }
 
-  void join_local_status() {
+  // Whether the status view shows the node draining.
+  bool shown_draining() {
+    auto res = self->request(st, caf::infinite, status_atom::value);
+    sched.run();
+    bool out = false;
+    res.receive([&](cluster_status& s) { out = s.nodes.at(0).draining; },
+                [&](caf::error&) {});
+    return out;
+  }
+
+  // The status actor's answer to a drain of `node`: its text, or the
+  // rendered error.
+  std::string drain(const std::string& node) {
+    auto res = self->request(st, caf::infinite, drain_atom::value, node);
+    sched.run(); // messages only: run() would fire the agent's tick for ever
+    std::string out;
+    res.receive([&](std::string& s) { out = s; },
+                [&](caf::error& err) { out = render(err); });
+    return out;
+  }
+
+  void join_local_status(std::function<void()> drain = {}) {
     status_address where;
     where.local = st;
-    agent = sys.spawn(node_agent, where, nullptr);
+    agent = sys.spawn(node_agent, where, std::shared_ptr<results_view>{},
+                      std::move(drain));
     node_info n;
     n.name = "router:1";
     self->send(agent, join_atom::value, n);
@@ -67,6 +90,37 @@ CAF_TEST(the agent tells the status actor when its wake-ups degrade) {
   stop(agent); // its tick re-arms forever
   auto s = request<cluster_status>(st, status_atom::value);
   CAF_CHECK_EQUAL(s.nodes.at(0).wakeups_degraded, "listen connection lost");
+}
+
+// An operator's drain (outboxctl drain): the status actor asks the node's
+// agent, which says yes, shows itself draining and, once its answer has
+// left, stops its node through the hook, once.
+CAF_TEST(a drained node stops through its hook once its answer has left) {
+  int stops = 0;
+  join_local_status([&] { ++stops; });
+  CAF_CHECK_EQUAL(drain("router:1"), "draining");
+  CAF_CHECK(agent_state().draining);
+  CAF_CHECK_EQUAL(stops, 0);
+  CAF_CHECK(shown_draining());
+  advance_time(std::chrono::milliseconds{500});
+  sched.run();
+  CAF_CHECK_EQUAL(stops, 1);
+  // Asked again while it stops: yes again, and no second stop.
+  CAF_CHECK_EQUAL(drain("router:1"), "draining");
+  advance_time(std::chrono::milliseconds{500});
+  sched.run();
+  CAF_CHECK_EQUAL(stops, 1);
+  stop(agent); // its tick re-arms forever
+}
+
+CAF_TEST(a drain of an unknown node or of one that cannot drain is refused) {
+  join_local_status(); // no hook: a node that cannot be drained this way
+  auto unknown = drain("nobody:1");
+  CAF_CHECK_EQUAL(unknown.rfind("drain_refused: no node of that name", 0), 0u);
+  CAF_CHECK_NOT_EQUAL(unknown.find("router:1"), std::string::npos); // the names up
+  CAF_CHECK_EQUAL(drain("router:1").rfind("drain_refused: that node cannot be drained", 0), 0u);
+  CAF_CHECK(!shown_draining());
+  stop(agent); // its tick re-arms forever
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -51,6 +51,7 @@ node_agent_actor::behavior_type wakeups_reporter(node_agent_actor::pointer,
     [](join_atom, node_info&) {},
     [](tick_atom) {},
     [](const lifecycle_event&) {},
+    [](drain_atom) { return false; },
   };
 }
 

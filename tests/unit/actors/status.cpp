@@ -288,7 +288,8 @@ CAF_TEST(the node agent joins a local status actor and forwards metrics) {
                      node_agent_actor{}, true);
   status_address where;
   where.local = st;
-  auto a = sys.spawn(node_agent, where, nullptr);
+  auto a = sys.spawn(node_agent, where, std::shared_ptr<results_view>{},
+                     std::function<void()>{});
   node_info n = worker_node();
   n.actors.push_back({"router", "router", "", r});
   self->send(a, join_atom::value, n);
@@ -309,7 +310,8 @@ CAF_TEST(the node agent joins a local status actor and forwards metrics) {
 CAF_TEST(the node agent counts the lifecycle events of its node for the view) {
   status_address where;
   where.local = st;
-  auto a = sys.spawn(node_agent, where, nullptr);
+  auto a = sys.spawn(node_agent, where, std::shared_ptr<results_view>{},
+                     std::function<void()>{});
   self->send(a, join_atom::value, worker_node());
   sched.run();
   auto group = lifecycle_group(sys);

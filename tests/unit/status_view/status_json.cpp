@@ -69,7 +69,7 @@ CAF_TEST(the status of a cluster with its nodes) {
       "\"longestHeldKeySeconds\":30.5}},\"nodes\":[{\"name\":"
       "\"host:1\",\"up\":false,\"roles\":[\"dispatcher\"],\"queues\":[\"q\"],"
       "\"wakeupsOk\":false,\"wakeupsDegraded\":\"listen connection lost\","
-      "\"actors\":[{\"name\":\"dispatcher q\",\"role\":\"dispatcher\","
+      "\"draining\":false,\"actors\":[{\"name\":\"dispatcher q\",\"role\":\"dispatcher\","
       "\"queue\":\"q\",\"up\":true,\"passes\":4,\"rows\":5,\"errors\":1,"
       "\"lastPassMs\":1700000000000,\"connected\":false,\"counters\":"
       "{\"nacked\":2},\"gauges\":{\"in_flight_window\":40}}],"
@@ -94,7 +94,7 @@ CAF_TEST(an unavailable database has its reason and no counts) {
                              "\"cannot connect\"},\"nodes\":[{\"name\"",
                              0),
                   0u);
-  CAF_CHECK_NOT_EQUAL(json.find("\"wakeupsOk\":true,\"actors\""),
+  CAF_CHECK_NOT_EQUAL(json.find("\"wakeupsOk\":true,\"draining\":false,\"actors\""),
                       std::string::npos);
 }
 
