@@ -26,6 +26,9 @@ struct job_context {
   /// The job message's AMQP headers: the event's headers (such as the W3C
   /// `traceparent` and `tracestate`), never one the wire contract reserves.
   std::map<std::string, std::string> headers;
+  /// An operator replayed the event (outboxctl replay): this delivery was
+  /// made again for an event the worker may have seen before.
+  bool replayed = false;
 
   /// The W3C traceparent the event was published with, "" if none. The
   /// worker sends it back with the result.

@@ -39,7 +39,7 @@ send_result run_job(const job_message_fields& job, const handler_map& handlers) 
   }
   job_context ctx{job.event_id,   job.delivery_id,  job.dispatch_id,
                   job.job,        job.event_type,   job.last_attempt,
-                  job.payload_json, job.headers};
+                  job.payload_json, job.headers,   job.replayed};
   try {
     it->second(ctx);
     r.result = outcome::completed;

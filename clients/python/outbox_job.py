@@ -57,6 +57,8 @@ class Job:
         self.delivery_id = int(doc.get("outboxDeliveryId", 0))  # idempotency key
         self.dispatch_id = doc.get("outboxDispatchId", "")      # new every send
         self.last_attempt = doc["outboxLastAttempt"]
+        # Made again by an operator (outboxctl replay), not by routing.
+        self.replayed = doc.get("outboxReplayed") is True
         self.payload = doc["payload"]
         # The event's headers, such as the W3C traceparent and tracestate.
         self.headers = headers or {}

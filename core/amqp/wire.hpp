@@ -84,6 +84,8 @@ struct job_message_fields {
   std::string job;
   std::string event_type;
   bool last_attempt = false;
+  /// outboxReplayed: an operator replayed the event (outboxctl replay).
+  bool replayed = false;
   std::string payload_json; ///< the payload, as JSON text
   /// Published directly (outboxDirect): the ids are 0, last_attempt is
   /// true, and the worker sends no result.

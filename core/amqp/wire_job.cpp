@@ -43,6 +43,10 @@ std::string job_message_body(const job_to_send& job) {
   write_string(w, job.dispatch_id);
   w.Key("outboxLastAttempt");
   w.Bool(job.last_attempt);
+  if (job.replayed) { // left out of every other message
+    w.Key("outboxReplayed");
+    w.Bool(true);
+  }
   write_payload(w, job.content_type, job.payload);
   w.EndObject();
   return sb.GetString();
@@ -187,6 +191,11 @@ caf::expected<job_message_fields> parse_job_message(const std::string& body) {
   if (last == doc.MemberEnd() || !last->value.IsBool())
     return bad_job("outboxLastAttempt must be true or false");
   out.last_attempt = last->value.GetBool();
+  if (auto r = doc.FindMember("outboxReplayed"); r != doc.MemberEnd()) {
+    if (!r->value.IsBool())
+      return bad_job("outboxReplayed must be true or false when present");
+    out.replayed = r->value.GetBool();
+  }
   if (auto err = read_payload(doc, out))
     return err;
   return out;

@@ -26,6 +26,8 @@ struct job_to_send {
   std::map<std::string, std::string> headers;
   int32_t attempts = 0;     ///< failed attempts before this send
   bool last_attempt = false;
+  /// Made by an operator's replay (outboxctl replay), not by routing.
+  bool replayed = false;
   /// How long the broker may keep the message unread (message_lifetime_ms
   /// in core/domain/retry_policy.hpp); 0 = no limit.
   int64_t expiration_ms = 0;

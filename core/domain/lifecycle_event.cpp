@@ -52,6 +52,7 @@ lifecycle_event sent_event(lifecycle_kind kind, const job_to_send& j) {
   ev.queue = j.queue;
   ev.attempts = j.attempts;
   ev.last_attempt = j.last_attempt;
+  ev.replayed = j.replayed;
   ev.trace_id = trace_id_of(j.headers);
   return ev;
 }

@@ -43,6 +43,7 @@ struct lifecycle_event {
   std::string job, queue;    ///< "" for `stored`
   int32_t attempts = 0;      ///< failed attempts so far
   bool last_attempt = false; ///< `published`: the job message said so
+  bool replayed = false;     ///< `published`: made by outboxctl replay
   int64_t next_try_ms = 0;   ///< `retry_scheduled`: Unix time in ms
   int64_t superseded_by = 0; ///< `superseded`, `merged`: the newer delivery
   std::string reason;        ///< `publish_failed`: our own text
@@ -72,7 +73,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lifecycle_event& x) {
   return f(caf::meta::type_name("lifecycle_event"), x.kind, x.event_id,
            x.delivery_id, x.event_type, x.job, x.queue, x.attempts,
-           x.last_attempt, x.next_try_ms, x.superseded_by, x.reason, x.trace_id);
+           x.last_attempt, x.replayed, x.next_try_ms, x.superseded_by, x.reason,
+           x.trace_id);
 }
 
 } // namespace outbox

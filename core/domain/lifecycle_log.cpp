@@ -63,7 +63,8 @@ void log_lifecycle(const char* logger_name, const lifecycle_event& ev) {
     line = std::string{"event="} + line_name(ev.kind) + " " + format_fields(f);
   }
   if (ev.kind == lifecycle_kind::published)
-    line += ev.last_attempt ? " lastAttempt=true" : " lastAttempt=false";
+    line += std::string{ev.last_attempt ? " lastAttempt=true" : " lastAttempt=false"}
+            + (ev.replayed ? " replayed=true" : "");
   if (ev.superseded_by != 0)
     line += " supersededBy=" + std::to_string(ev.superseded_by);
   if (ev.next_try_ms != 0)

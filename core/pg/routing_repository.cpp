@@ -68,11 +68,11 @@ std::string with_routes(std::string sql) {
               "jsonb_to_recordset($1::jsonb) AS r(event_type text, job text,"
               " queue text, retry_delays integer[], repeat_last_delay boolean,"
               " delivery_timeout_seconds integer, ttl_seconds bigint,"
-              " merge text, ordering text, on_failure text)");
+              " merge text, ordering text, on_failure text, replay boolean)");
   return sql;
 }
 
-std::string routes_to_json(const std::vector<route>& routes) {
+std::string routes_to_json(const std::vector<route>& routes, bool replay) {
   rapidjson::StringBuffer sb;
   rapidjson::Writer<rapidjson::StringBuffer> w(sb);
   w.StartArray();
@@ -101,6 +101,10 @@ std::string routes_to_json(const std::vector<route>& routes) {
     w.String(to_string(r.rules.ordering));
     w.Key("on_failure");
     w.String(to_string(r.rules.on_failure));
+    if (replay) { // left out otherwise: NULL, a routed delivery
+      w.Key("replay");
+      w.Bool(true);
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -109,8 +113,9 @@ std::string routes_to_json(const std::vector<route>& routes) {
 
 routing_repository::routing_repository(const schema_names& names,
                                        const std::vector<route>& routes,
-                                       std::optional<ready_notify> notify)
-  : notify_(std::move(notify)), routes_json_(routes_to_json(routes)),
+                                       std::optional<ready_notify> notify,
+                                       bool replay)
+  : notify_(std::move(notify)), routes_json_(routes_to_json(routes, replay)),
     routed_types_(routed_types(routes)),
     any_ordered_(std::any_of(routes.begin(), routes.end(), [](const route& r) {
       return r.rules.ordering == key_ordering::key;
@@ -166,11 +171,18 @@ routing_repository::route_batch(pg_connection& conn, int32_t batch_size,
 
 caf::expected<routing_result>
 routing_repository::route_one(pg_connection& conn, int64_t id) {
+  // Nothing handed (no handoff queues): the pass after this one routes
+  // the batch again, and only a delivery still in the table is a no-op.
+  return route_events(conn, {id});
+}
+
+caf::expected<routing_result>
+routing_repository::route_events(pg_connection& conn,
+                                 const std::vector<int64_t>& ids) {
   return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
-    // Nothing handed (no handoff queues): the pass after this one routes
-    // the batch again, and only a delivery still in the table is a no-op.
+    // The cursor stays (-1), nothing is set aside and nothing handed.
     auto rows = conn.exec_prepared("route", route_sql_,
-                                   {routes_json_, pg_int_array({id}),
+                                   {routes_json_, pg_int_array(ids),
                                     pg_int_array({}), "-1", "{}", "{}", "0",
                                     "{}"});
     if (!rows)

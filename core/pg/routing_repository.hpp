@@ -35,8 +35,11 @@ class routing_repository {
 public:
   /// With `notify`, every routing transaction that creates deliveries
   /// NOTIFYs once per queue that got some, delivered at its commit.
+  /// With `replay`, the deliveries it makes are marked replayed
+  /// (route_events, for outboxctl replay).
   routing_repository(const schema_names& names, const std::vector<route>& routes,
-                     std::optional<ready_notify> notify = std::nullopt);
+                     std::optional<ready_notify> notify = std::nullopt,
+                     bool replay = false);
 
   /// Routes up to `batch_size` events in one transaction, walking them by
   /// id from the routing cursor (core/domain/routing_cursor.hpp): inserts
@@ -59,6 +62,13 @@ public:
   caf::expected<routing_result>
   route_batch(pg_connection& conn, int32_t batch_size,
               const std::vector<handoff_queue>& handoff = {});
+
+  /// Routes exactly the events `ids` in one transaction, as a routing pass
+  /// would (coalescing, ordered keys, NOTIFY), without the routing lead or
+  /// the cursor: a router's pass goes on meanwhile. An event that still has
+  /// a delivery of a route in the table gets no second one of it.
+  caf::expected<routing_result> route_events(pg_connection& conn,
+                                             const std::vector<int64_t>& ids);
 
   /// The coalescing statement ($1..$3: keys, jobs, queues as text[]), for
   /// tests that look at its plan.
@@ -127,8 +137,10 @@ private:
   std::string coalesce_sql_;
 };
 
-/// Serializes routes as the JSON the routing statement reads.
-std::string routes_to_json(const std::vector<route>& routes);
+/// Serializes routes as the JSON the routing statement reads; with
+/// `replay`, the deliveries they make are marked replayed (outboxctl
+/// replay).
+std::string routes_to_json(const std::vector<route>& routes, bool replay = false);
 
 /// Returns `sql` with {{routes}} replaced by the rows `r` of the routes
 /// that routes_to_json wrote, given as $1.

@@ -79,6 +79,10 @@ JOIN {{events}} e ON e.id = u.event_id
 // of its key supersedes only waiting ones), not past its time to live,
 // and no more than the room, in event order. The rest are inserted
 // pending, as they all are without a handoff.
+//
+// Replay (outboxctl replay, replay_repository): routes whose `replay` is
+// set mark their deliveries replayed (replayed_at) and count their time to
+// live from now, not from the event's creation.
 constexpr const char* route_sql = R"sql(
 WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
@@ -89,13 +93,15 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
 ), made AS (
   SELECT c.id AS event_id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
          r.delivery_timeout_seconds, r.merge, x.expires_at, c.key, o.ordered,
+         r.replay,
          o.ordered AND r.on_failure = 'block' AS block_on_failure,
          NOT o.ordered AND (c.key IS NULL OR r.merge = 'none')
            AND (x.expires_at IS NULL OR x.expires_at > now()) AS handable
   FROM claimed c JOIN routes r ON r.event_type = c.event_type
   CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
   CROSS JOIN LATERAL (SELECT CASE WHEN r.ttl_seconds > 0
-      THEN LEAST(c.expires_at, c.created_at + make_interval(secs => r.ttl_seconds))
+      THEN LEAST(c.expires_at, CASE WHEN r.replay THEN now() ELSE c.created_at END
+                               + make_interval(secs => r.ttl_seconds))
       ELSE c.expires_at END) AS x(expires_at)
 ), handed AS (
   SELECT m.*, m.handable AND row_number() OVER (
@@ -106,7 +112,7 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
     repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key,
     ordered, block_on_failure, available_at, status, dispatch_id, dispatched_at,
-    delivery_timeout_at)
+    delivery_timeout_at, replayed_at)
   SELECT m.event_id, m.job, m.queue, m.retry_delays, m.repeat_last_delay,
          m.delivery_timeout_seconds, m.merge, m.expires_at, m.key, m.ordered,
          m.block_on_failure,
@@ -115,7 +121,8 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
          CASE WHEN m.hand THEN gen_random_uuid() END,
          CASE WHEN m.hand THEN now() END,
          CASE WHEN m.hand
-              THEN now() + make_interval(secs => m.delivery_timeout_seconds) END
+              THEN now() + make_interval(secs => m.delivery_timeout_seconds) END,
+         CASE WHEN m.replay THEN now() END
   FROM handed m
   ORDER BY m.event_id, m.job, m.queue
   ON CONFLICT (event_id, job, queue) DO NOTHING

@@ -13,6 +13,8 @@
 //   outboxctl blocked [--queue Q] [--limit N] | skip ID...
 //   outboxctl pause QUEUE [--for DURATION] [--reason TEXT] | resume QUEUE
 //   outboxctl drain NODE [--connect HOST:PORT]
+//   outboxctl replay --job J --queue Q (--since T [--until T] | --event ID,...)
+//                    [--event-type TYPE] [--dry-run]
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -24,6 +26,7 @@
 #include "tools/outboxctl/admin_verbs.hpp"
 #include "tools/outboxctl/cluster_verbs.hpp"
 #include "tools/outboxctl/pause_verbs.hpp"
+#include "tools/outboxctl/replay_verb.hpp"
 #include "cli/tls_flags.hpp"
 
 #include "core/base/errors.hpp"
@@ -59,7 +62,11 @@ constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "       outboxctl pause QUEUE [--for DURATION] "
                               "[--reason TEXT] --config FILE\n"
                               "       outboxctl resume QUEUE --config FILE\n"
-                              "       outboxctl drain NODE [--connect HOST:PORT]\n";
+                              "       outboxctl drain NODE [--connect HOST:PORT]\n"
+                              "       outboxctl replay --job J --queue Q (--since T "
+                              "[--until T] | --event ID,...)\n"
+                              "                [--event-type TYPE] [--dry-run] "
+                              "--config FILE\n";
 
 // --help: what each verb does, then the flags, examples and exit codes.
 constexpr const char* verbs_help =
@@ -86,6 +93,8 @@ constexpr const char* verbs_help =
   "  drain NODE               stop a node as SIGTERM does (by its name in\n"
   "                           status): no new claims, in-flight work finished,\n"
   "                           leaderships handed on, exit 0\n"
+  "  replay                   new deliveries of a job and queue for retained\n"
+  "                           events (a time range or ids), marked replayed\n"
   "\n"
   "options:\n";
 
@@ -110,6 +119,8 @@ struct ctl_config : outbox::cli_config {
   bool db = false;
   std::string queue;
   std::string pause_for, reason;
+  outbox::replay_args replay;
+  std::string since, until, event_type;
   outbox::admin_args admin;
   outbox::tls_flags tls;
   ctl_config() {
@@ -123,7 +134,13 @@ struct ctl_config : outbox::cli_config {
       .add(admin.hours, "hours", "prune: older than this many hours")
       .add(admin.limit, "limit", "failed/expired/quarantined/blocked: at most this many rows")
       .add(pause_for, "for", "pause: resume by itself after this (90s, 15m, 2h, 1d)")
-      .add(reason, "reason", "pause: why, shown in status (one line)");
+      .add(reason, "reason", "pause: why, shown in status (one line)")
+      .add(replay.job, "job", "replay: the route's job")
+      .add(since, "since", "replay: events created at or after this time")
+      .add(until, "until", "replay: events created before this time")
+      .add(replay.event_ids, "event", "replay: these event ids (comma-separated)")
+      .add(event_type, "event-type", "replay: only events of this type")
+      .add(replay.dry_run, "dry-run", "replay: count, make nothing");
     opt_group tls_group{options(), "global"};
     outbox::add_tls_flags(tls_group, tls);
     outbox::register_message_types(*this);
@@ -135,7 +152,9 @@ struct ctl_config : outbox::cli_config {
            + options_text({{"config", "FILE"}, {"connect", "HOST:PORT"},
                            {"queue", "QUEUE"}, {"status", "STATUS[,...]"},
                            {"hours", "N"}, {"limit", "N"}, {"for", "DURATION"},
-                           {"reason", "TEXT"}, {"tls-cert", "FILE"},
+                           {"reason", "TEXT"}, {"job", "JOB"}, {"since", "TIME"},
+                           {"until", "TIME"}, {"event", "ID,..."},
+                           {"event-type", "TYPE"}, {"tls-cert", "FILE"},
                            {"tls-key", "FILE"}, {"tls-ca", "FILE"},
                            {"tls-key-passphrase-file", "FILE"}})
            + examples_help;
@@ -154,13 +173,19 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
     {"--connect", !o.connect.empty(), {"status", "drain"}},
     {"--json", o.json, {"status"}},
     {"--db", o.db, {"status"}},
-    {"--queue", !o.queue.empty(), {"failed", "expired", "retry", "blocked"}},
+    {"--queue", !o.queue.empty(), {"failed", "expired", "retry", "blocked", "replay"}},
     {"--status", !o.admin.statuses.empty(), {"retry", "prune"}},
     {"--hours", o.admin.hours != outbox::not_given, {"prune"}},
     {"--limit", o.admin.limit != outbox::not_given,
      {"failed", "expired", "quarantined", "blocked"}},
     {"--for", !o.pause_for.empty(), {"pause"}},
     {"--reason", !o.reason.empty(), {"pause"}},
+    {"--job", !o.replay.job.empty(), {"replay"}},
+    {"--since", !o.since.empty(), {"replay"}},
+    {"--until", !o.until.empty(), {"replay"}},
+    {"--event", !o.replay.event_ids.empty(), {"replay"}},
+    {"--event-type", !o.event_type.empty(), {"replay"}},
+    {"--dry-run", o.replay.dry_run, {"replay"}},
   };
   for (auto& f : flags)
     if (f.given && f.verbs.count(verb) == 0)
@@ -259,6 +284,23 @@ int main(int argc, char** argv) {
     if (!opts.reason.empty())
       opts.admin.reason = opts.reason;
     return outbox::run_pause_verb(verb, opts.admin, *cfg);
+  }
+  if (verb == "replay") {
+    auto cfg = outbox::load_config(opts.config_file);
+    if (!cfg) {
+      std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
+      return exit_usage;
+    }
+    auto& r = opts.replay;
+    r.queue = opts.queue;
+    r.event_ids.insert(r.event_ids.end(), opts.remainder.begin() + 1,
+                       opts.remainder.end());
+    for (auto [value, into] : {std::pair{&opts.since, &r.since},
+                               std::pair{&opts.until, &r.until},
+                               std::pair{&opts.event_type, &r.event_type}})
+      if (!value->empty())
+        *into = *value;
+    return outbox::run_replay_verb(r, *cfg);
   }
   if (verb == "drain") {
     if (opts.remainder.size() != 2) {

@@ -70,6 +70,29 @@ CAF_TEST(job messages carry the properties and body of the contract) {
   CAF_CHECK_EQUAL(m.expiration, ""); // sample_job has no lifetime
 }
 
+// A replayed delivery (outboxctl replay) says so in its job message; every
+// other message goes without the field, as before.
+CAF_TEST(the job message of a replayed delivery says so) {
+  auto j = sample_job();
+  CAF_CHECK_EQUAL(job_message(j).body.find("outboxReplayed"), std::string::npos);
+  auto plain = parse_job_message(job_message(j).body);
+  CAF_REQUIRE(plain);
+  CAF_CHECK(!plain->replayed);
+  j.replayed = true;
+  auto body = job_message(j).body;
+  rapidjson::Document doc;
+  doc.Parse(body.c_str());
+  CAF_REQUIRE(!doc.HasParseError());
+  CAF_CHECK_EQUAL(doc["outboxReplayed"].GetBool(), true);
+  auto parsed = parse_job_message(body);
+  CAF_REQUIRE(parsed);
+  CAF_CHECK(parsed->replayed);
+  auto bad = body;
+  bad.replace(bad.find("\"outboxReplayed\":true"), 21, "\"outboxReplayed\":1   ");
+  CAF_CHECK_EQUAL(context_of(parse_job_message(bad).error()),
+                  "job message: outboxReplayed must be true or false when present");
+}
+
 // RabbitMQ closes the channel on an expiration above ten years
 // (`value_too_large`): every message of that channel's publish would fail.
 CAF_TEST(message expirations stay within what RabbitMQ takes) {
