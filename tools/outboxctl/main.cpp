@@ -261,23 +261,23 @@ int main(int argc, char** argv) {
               << usage;
     return exit_usage;
   }
+  // The operator verbs read the config first (migrate and status, after
+  // their arguments).
+  bool database_verb = outbox::is_admin_verb(verb) || outbox::is_pause_verb(verb)
+                       || verb == "replay";
+  auto cfg = database_verb ? outbox::load_config(opts.config_file)
+                           : caf::expected<outbox::config>{outbox::config{}};
+  if (!cfg) {
+    std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
+    return exit_usage;
+  }
   if (outbox::is_admin_verb(verb)) {
-    auto cfg = outbox::load_config(opts.config_file);
-    if (!cfg) {
-      std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
-      return exit_usage;
-    }
     opts.admin.ids.assign(opts.remainder.begin() + 1, opts.remainder.end());
     if (!opts.queue.empty())
       opts.admin.queue = opts.queue;
     return outbox::run_admin_verb(verb, opts.admin, *cfg);
   }
   if (outbox::is_pause_verb(verb)) {
-    auto cfg = outbox::load_config(opts.config_file);
-    if (!cfg) {
-      std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
-      return exit_usage;
-    }
     opts.admin.ids.assign(opts.remainder.begin() + 1, opts.remainder.end());
     if (!opts.pause_for.empty())
       opts.admin.pause_for = opts.pause_for;
@@ -286,11 +286,6 @@ int main(int argc, char** argv) {
     return outbox::run_pause_verb(verb, opts.admin, *cfg);
   }
   if (verb == "replay") {
-    auto cfg = outbox::load_config(opts.config_file);
-    if (!cfg) {
-      std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
-      return exit_usage;
-    }
     auto& r = opts.replay;
     r.queue = opts.queue;
     r.event_ids.insert(r.event_ids.end(), opts.remainder.begin() + 1,
@@ -326,7 +321,7 @@ int main(int argc, char** argv) {
   bool status = opts.remainder[0] == "status";
   if (status && !opts.db)
     return outbox::status_from_cluster(opts, {opts.connect, opts.tls}, opts.json);
-  auto cfg = outbox::load_config(opts.config_file);
+  cfg = outbox::load_config(opts.config_file);
   if (!cfg) {
     std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
     return exit_usage;
