@@ -157,7 +157,7 @@ constexpr auto drain_answer_timeout = std::chrono::seconds{5};
 // answer says what happened, or an error says why not.
 caf::result<std::string> on_drain(self_ptr self, const std::string& name) {
   auto it = self->state.nodes.find(name);
-  if (it == self->state.nodes.end() || name.empty()) {
+  if (it == self->state.nodes.end()) {
     std::vector<std::string> names;
     for (auto& [n, rec] : self->state.nodes)
       if (rec.view.up)

@@ -203,15 +203,18 @@ CAF_TEST(strangers at 50 connections a second disturb no member) {
   auto v = settle();
   check("cluster_port", v);
   CAF_CHECK_EQUAL(flaps(), 0);
-  // The p99 of the stranger's 30 s against the quiet run's. On the 2-core
-  // test machine the stranger's own TLS work (both ends of some 600
-  // handshakes) takes CPU from the pipeline, and a quiet p99 of 20-30 ms
-  // came out at 34 ms in most runs and 87 ms in one: the reference is at
-  // least 100 ms. A member knocked off the cluster costs seconds.
+  // The p99 of the stranger's 30 s against the quiet run's. A member
+  // knocked off the cluster costs seconds (its deliveries wait for the
+  // rejoin); the strangers' own TLS work only takes CPU from the pipeline
+  // (some 600 handshakes, both ends on these 2 cores, beside whatever
+  // other suite ctest runs). So the bound sits at a second, or twice the
+  // quiet p99 on a machine slow enough to make that higher: between the
+  // two, not at the edge of the machine's noise. flaps() above sees a
+  // knocked-off member directly.
   auto quiet = completion_percentile(0.99, quiet_from, quiet_to);
   auto loud = completion_percentile(0.99, quiet_to, stranger_to);
   CAF_MESSAGE("commit->completed p99: quiet " << quiet << " s, with strangers " << loud);
-  CAF_CHECK_LESS_OR_EQUAL(loud, 1.5 * std::max(quiet, 0.1));
+  CAF_CHECK_LESS(loud, std::max(2 * quiet, 1.0));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -50,6 +50,12 @@ CAF_TEST(kill -9 of each node kind and of a worker loses nothing) {
 }
 
 CAF_TEST(the data path keeps its pace while the status node is down and after) {
+  // The failure this guards against is wake-ups lost with the status node:
+  // dispatchers then wait for their --sleep timer. At 30 s that wait stands
+  // far apart from any slowness of a busy machine (a p50 of about 15 s
+  // against well under one), so the bound below tells the fault, not the
+  // machine's speed.
+  node_args = {"--sleep", "30"};
   start_all();
   start_workers();
   // The normal pace, over a steady stream.
@@ -79,12 +85,9 @@ CAF_TEST(the data path keeps its pace while the status node is down and after) {
   auto after = completion_p50(back_from);
   CAF_MESSAGE("commit->completed p50: normal " << normal << " s, status node "
               "down " << while_down << " s, back " << after << " s");
-  // The failure this guards against is wake-ups lost with the status node:
-  // dispatchers then wait for their --sleep timer (p50 about 0.5 s). A
-  // bound of 100 ms over the normal pace catches that and leaves room for
-  // the other fault suites that ctest runs on the same two cores.
-  CAF_CHECK_LESS(while_down, normal + 0.1);
-  CAF_CHECK_LESS(after, normal + 0.1);
+  // Woken, a delivery is out within the pass; lost, it waits up to 30 s.
+  CAF_CHECK_LESS(while_down, 3.0);
+  CAF_CHECK_LESS(after, 3.0);
   check("status node down and back", v);
   // Lost once and joined again once: no join of the dead status node's
   // cached proxy right after the loss.

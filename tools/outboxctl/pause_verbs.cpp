@@ -139,12 +139,15 @@ int run_pause_verb(const std::string& verb, const admin_args& args,
   if (args.ids.size() != 1)
     return admin_usage(verb + " takes exactly one queue name");
   auto& queue = args.ids.front();
-  auto queues = routed_queues(cfg);
-  if (queues.count(queue) == 0)
-    return admin_usage("no route of the config sends to queue \"" + queue
-                       + "\" (its queues: " + joined(queues) + ")");
   if (verb == "resume" && (args.pause_for || args.reason))
     return admin_usage("resume takes no --for or --reason");
+  // A pause of a queue no route sends to is a typo. A resume is not
+  // checked: a queue taken out of the config while paused must still be
+  // resumable (an unknown one answers "was not paused").
+  auto queues = routed_queues(cfg);
+  if (verb == "pause" && queues.count(queue) == 0)
+    return admin_usage("no route of the config sends to queue \"" + queue
+                       + "\" (its queues: " + joined(queues) + ")");
   auto db = pg_connection::connect(cfg.database_url);
   if (!db)
     return admin_db_failed(verb, db.error());
