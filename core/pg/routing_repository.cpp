@@ -125,6 +125,8 @@ routing_repository::routing_repository(const schema_names& names,
     release_(names),
     route_sql_(fill_names(with_routes(routing_detail::route_sql), names)),
     quarantine_sql_(fill_names(routing_detail::quarantine_sql, names)),
+    quarantine_held_sql_(fill_names(with_routes(routing_detail::quarantine_held_sql),
+                                    names)),
     coalesce_sql_(fill_names(routing_detail::coalesce_sql, names)) {
   for (auto& r : routes) {
     routed_.insert(r.event_type);
@@ -199,9 +201,14 @@ routing_repository::route_one_by_one(pg_connection& conn,
             batch_state);
   auto ids = std::move(tried_);
   tried_.clear();
+  // In event order, each failing event quarantined before the next one is
+  // routed: an ordered key's later event must find the earlier one's
+  // place taken (quarantine_held_sql), not a free key.
+  std::sort(ids.begin(), ids.end());
   routing_result out;
+  out.more = true;
   bool any_routed = false;
-  std::vector<std::pair<int64_t, std::string>> failing; // id, SQLSTATE
+  bool any_failed = false;
   for (auto id : ids) {
     auto one = route_one(conn, id);
     if (one) {
@@ -212,27 +219,47 @@ routing_repository::route_one_by_one(pg_connection& conn,
     }
     if (!is_data_error(one.error()))
       return one.error(); // the connection, say: the pass fails as any other
-    failing.emplace_back(id, sqlstate_of(one.error()));
-  }
-  // Every event failing alone too looks like our SQL rather than the rows:
-  // only the first is taken out, so such an error costs an event per pass.
-  if (!any_routed && failing.size() > 1)
-    failing.resize(1);
-  for (auto& [id, state] : failing) {
-    auto reason = "routing failed on this event with SQLSTATE " + state;
-    auto q = conn.exec("quarantine_event", quarantine_sql_,
-                       {std::to_string(id), reason});
+    // A second failure before any event routed looks like our SQL rather
+    // than the rows: one event per pass is taken out, and the rest wait for
+    // the next pass, so such an error cannot empty the table.
+    if (any_failed && !any_routed)
+      return out;
+    any_failed = true;
+    auto state = sqlstate_of(one.error());
+    auto q = quarantine(conn, id, "routing failed on this event with SQLSTATE " + state);
     if (!q)
       return q.error();
-    if (q->size() == 0)
+    if (!*q)
       continue; // quarantined by another router meanwhile
     ++out.events_quarantined;
     log->error("event=event_quarantined outboxEventId={} eventType={} pass=routing "
-               "sqlstate={}",
-               id, kv(q->text(0, 1)), state);
+               "sqlstate={} held_keys={}",
+               id, kv((*q)->event_type), state, (*q)->held_keys);
   }
-  out.more = true;
   return out;
+}
+
+caf::expected<std::optional<routing_repository::quarantined>>
+routing_repository::quarantine(pg_connection& conn, int64_t id,
+                               const std::string& reason) {
+  auto read = [](const pg_rows& rows) -> std::optional<quarantined> {
+    if (rows.size() == 0)
+      return std::nullopt;
+    return quarantined{rows.text(0, 1), rows.int64(0, 2)};
+  };
+  auto held = conn.exec("quarantine_event_held", quarantine_held_sql_,
+                        {routes_json_, std::to_string(id), reason});
+  if (held)
+    return read(*held);
+  if (!is_data_error(held.error()))
+    return held.error();
+  // Its key (or another column copied) fails too: no event of such a key
+  // can be routed, so there is no order left to keep.
+  auto alone = conn.exec("quarantine_event", quarantine_sql_,
+                         {std::to_string(id), reason});
+  if (!alone)
+    return alone.error();
+  return read(*alone);
 }
 
 } // namespace outbox

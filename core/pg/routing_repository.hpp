@@ -113,9 +113,21 @@ private:
   caf::error notify_ready(pg_connection& conn,
                           const std::map<std::string, int64_t>& per_queue);
 
-  // Routes the events of the failed batch one by one.
+  // Routes the events of the failed batch one by one, in event order,
+  // quarantining each that fails alone before routing the next.
   caf::expected<routing_result> route_one_by_one(pg_connection& conn,
                                                  const std::string& batch_state);
+
+  // What quarantine() took out: the event's type, and how many failed
+  // deliveries keep its place in its key orders.
+  struct quarantined {
+    std::string event_type;
+    int64_t held_keys = 0;
+  };
+
+  // Quarantines the event `id` (nullopt: another router did already).
+  caf::expected<std::optional<quarantined>>
+  quarantine(pg_connection& conn, int64_t id, const std::string& reason);
 
   std::optional<ready_notify> notify_;
   // This pass's handoff queues and limits as text[] and bigint[] literals.
@@ -134,6 +146,7 @@ private:
   key_release release_;
   std::string route_sql_;
   std::string quarantine_sql_;
+  std::string quarantine_held_sql_;
   std::string coalesce_sql_;
 };
 

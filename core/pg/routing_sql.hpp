@@ -154,12 +154,47 @@ UNION ALL
 SELECT 'events', NULL, NULL, count(DISTINCT event_id), NULL FROM inserted
 )sql";
 
-// Takes an event out of routing for good (see schema/009_quarantine.sql).
+// Takes an event out of routing for good (see schema/009_quarantine.sql),
+// and keeps its place in each key order it belongs to: for every ordered
+// route of its type, an event with a key gets a delivery that is failed
+// at once (`last_error` "quarantined: ...", the same mark as a delivery
+// the claim quarantines). On a route with `onFailure: block` that row
+// holds the key as any failed head does (outboxctl blocked lists it,
+// retry, skip and forget act on it); with `continue` it lets the key go
+// on and stays in the list of failed deliveries. Without it, the key's
+// next event would go out as if this one had never been published. Only
+// the rules that need no computation on the event are copied (no time to
+// live: the event's data may be what failed). Returns the event's id and
+// type, and how many such rows it made.
+constexpr const char* quarantine_held_sql = R"sql(
+WITH routes AS (SELECT * FROM {{routes}}), q AS (
+  UPDATE {{events}}
+  SET quarantined_at = now(), quarantine_reason = $3
+  WHERE id = $2 AND quarantined_at IS NULL
+  RETURNING id, event_type, key
+), held AS (
+  INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
+    repeat_last_delay, delivery_timeout_seconds, merge, coalesce_key, ordered,
+    block_on_failure, available_at, status, failed_at, finished_at, last_error)
+  SELECT q.id, r.job, r.queue, r.retry_delays, r.repeat_last_delay,
+         r.delivery_timeout_seconds, r.merge, q.key, true,
+         r.on_failure = 'block', now(), 'failed', now(), now(),
+         'quarantined: ' || $3
+  FROM q JOIN routes r ON r.event_type = q.event_type
+  WHERE r.ordering = 'key' AND q.key IS NOT NULL
+  ON CONFLICT (event_id, job, queue) DO NOTHING
+  RETURNING id
+)
+SELECT q.id, q.event_type, (SELECT count(*) FROM held) FROM q
+)sql";
+
+// The quarantine alone, when the one above failed on the event's data too
+// (a key no index can hold, say: then no event of that key routes at all).
 constexpr const char* quarantine_sql = R"sql(
 UPDATE {{events}}
 SET quarantined_at = now(), quarantine_reason = $2
 WHERE id = $1 AND quarantined_at IS NULL
-RETURNING id, event_type
+RETURNING id, event_type, 0
 )sql";
 
 // One notification per payload: a routing transaction sends one per queue,
