@@ -30,13 +30,22 @@ public:
     for (auto& t : swept->transitions)
       out.events.push_back(transition_event(t));
     out.rows = swept->timed_out + swept->expired;
-    out.more = swept->timed_out >= batch_size_ || swept->expired >= batch_size_;
+    out.more = swept->timed_out >= batch_size_ || swept->expired >= batch_size_
+               || swept->late_ended >= batch_size_;
     out.counters["timed_out"] = swept->timed_out;
     out.counters["retried"] = swept->retried;
     out.counters["failed"] = swept->failed;
     out.counters["expired"] = swept->expired;
     if (swept->released > 0)
       out.counters["keys_released"] = swept->released;
+    if (swept->late_held > 0)
+      out.counters["late_held"] = swept->late_held;
+    if (swept->late_ended > 0) {
+      out.counters["late_ended"] = swept->late_ended;
+      logger("sweeper")->info("event=late_sends_ended count={} "
+                              "why=no_result_within_one_more_timeout",
+                              swept->late_ended);
+    }
     if (out.rows > 0)
       logger("sweeper")->info("event=swept timedOut={} retried={} failed={} "
                               "expired={}",

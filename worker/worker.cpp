@@ -157,6 +157,8 @@ worker::decision worker::decide(const incoming_message& m) {
     return {decision::ack, {}};
   }
   job->headers = m.headers;
+  if (job->expires_at && clock_type::now() > *job->expires_at)
+    return refuse_expired(*job);
   // Once the inbox was found unreachable, the rest of the batch goes back
   // to the queue with it, unrun.
   if (inbox_down_)
@@ -187,6 +189,26 @@ worker::decision worker::decide(const incoming_message& m) {
             job->last_attempt, to_string(result.result),
             trace_id.empty() ? "" : " traceId=", trace_id);
   return {decision::send, std::move(result)};
+}
+
+// A job of an ordered route past its outboxExpiresAt: its send timed out,
+// and the relay lets the key's next event go once this send is answered
+// (or one more timeout passed). Running it now could overlap that next
+// event, so it is answered `retry` unrun: the relay retries the delivery
+// in the key's order if it has not timed it out yet, and otherwise takes
+// the answer as the end of the late send.
+worker::decision worker::refuse_expired(const job_message_fields& job) {
+  ++counters_.expired;
+  logger("worker")->warn("event=job_expired outboxEventId={} outboxDeliveryId={} "
+                         "job={} action=not_started",
+                         job.event_id, job.delivery_id, kv(job.job));
+  send_result r;
+  r.delivery_id = job.delivery_id;
+  r.dispatch_id = job.dispatch_id;
+  r.job = job.job;
+  r.result = outcome::retry;
+  r.reason = "the job message expired before a worker started it";
+  return {decision::send, std::move(r)};
 }
 
 caf::expected<std::optional<incoming_message>>

@@ -61,6 +61,9 @@ struct worker_counters {
   int64_t repeats = 0;   ///< inbox jobs already recorded: not run again
   int64_t requeued = 0;  ///< jobs put back while the inbox was unreachable
   int64_t pruned = 0;    ///< inbox records removed after their time
+  /// Jobs of ordered routes not started because their outboxExpiresAt had
+  /// passed (answered `retry`; docs/ordering.md "A late send").
+  int64_t expired = 0;
 };
 
 class worker {
@@ -114,6 +117,8 @@ private:
     send_result result;
   };
   decision decide(const incoming_message& m);
+  /// Answers a job past its outboxExpiresAt `retry` without running it.
+  decision refuse_expired(const job_message_fields& job);
   /// Runs an inbox job; nullopt when it must go back to the queue.
   std::optional<send_result> run_in_inbox(const job_message_fields& job,
                                           const inbox_handler& handler);

@@ -2,12 +2,16 @@
 identity, payload and headers (the relay's own limits on a body), and the
 exceptions a handler raises to ask for a retry or to fail the job.
 """
+import datetime
 import json
 import re
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DIGITS = re.compile(r"^[0-9]{1,18}$")
+# outboxExpiresAt, as the relay writes it (core/base/timestamp.hpp).
+UTC_TIME = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+                      r"(\.[0-9]{1,9})?(Z|\+00:00)$")
 # W3C Trace Context, as core/domain/trace_context.cpp checks it.
 TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$",
                          re.DOTALL)
@@ -59,15 +63,42 @@ class Job:
         self.last_attempt = doc["outboxLastAttempt"]
         # Made again by an operator (outboxctl replay), not by routing.
         self.replayed = doc.get("outboxReplayed") is True
+        # On an ordered route: the latest time a worker may start the job
+        # (its send times out then); None on other routes.
+        self.expires_at = utc_time(doc["outboxExpiresAt"]) \
+            if "outboxExpiresAt" in doc else None
         self.payload = doc["payload"]
         # The event's headers, such as the W3C traceparent and tracestate.
         self.headers = headers or {}
         tp = self.headers.get("traceparent")
         self.traceparent = tp if valid_traceparent(tp) else None  # sent back
 
+    def expired(self, now=None):
+        """True once outboxExpiresAt has passed: the job must not be started
+        (docs/ordering.md, "A late send")."""
+        if self.expires_at is None:
+            return False
+        now = now or datetime.datetime.now(datetime.timezone.utc)
+        return now > self.expires_at
+
     @property
     def trace_id(self):
         return self.traceparent[3:35] if self.traceparent else None
+
+
+def utc_time(text):
+    """An ISO 8601 UTC time as the relay writes it, or None."""
+    if not isinstance(text, str) or not UTC_TIME.match(text):
+        return None
+    text = text[:-1] + "+00:00" if text.endswith("Z") else text
+    whole, _, rest = text.partition(".")
+    if rest:  # microseconds at most, as datetime holds them
+        fraction, offset = rest[:-6], rest[-6:]
+        text = whole + "." + fraction[:6].ljust(6, "0") + offset
+    try:
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
 
 
 def _id(value):
@@ -164,6 +195,9 @@ def parse_job(body, headers=None):
         raise MalformedJob("job message: eventType must be a string")
     if not isinstance(doc.get("outboxLastAttempt"), bool):
         raise MalformedJob("job message: outboxLastAttempt must be true or false")
+    if "outboxExpiresAt" in doc and utc_time(doc["outboxExpiresAt"]) is None:
+        raise MalformedJob("job message: outboxExpiresAt must be an ISO 8601 UTC "
+                           "time when present")
     if "payload" not in doc:
         raise MalformedJob("job message: payload is missing")
     return Job(doc, headers), doc

@@ -63,7 +63,7 @@ class Worker:
         self._drained, self._next_prune, self._skip_logged = False, 0.0, set()
         self.stopping = False
         self.counts = {"completed": 0, "retry": 0, "failed": 0, "malformed": 0,
-                       "direct": 0}
+                       "direct": 0, "expired": 0}
         self.log = logging.getLogger("outbox.worker")
 
     def handle(self, job, fn, inbox=None):
@@ -223,6 +223,18 @@ class Worker:
             self.log.warning("event=malformed_job outboxDeliveryId=%s action=failed "
                              "why=%r", ids[0], str(e))
             self._reply(results, *ids, "failed", str(e))
+            jobs.basic_ack(method.delivery_tag)
+            return
+        if job.expired():
+            # An ordered route's send that timed out: starting it now could
+            # overlap the key's next event. Answered `retry`, unrun (the
+            # relay retries it in the key's order, or ends the late send).
+            self.counts["expired"] += 1
+            self.log.warning("event=job_expired outboxDeliveryId=%s job=%s "
+                             "action=not_started", job.delivery_id, job.job)
+            self._reply(results, str(job.delivery_id), job.dispatch_id, job.job,
+                        "retry", "the job message expired before a worker started it",
+                        job.traceparent)
             jobs.basic_ack(method.delivery_tag)
             return
         outcome, reason = self._run_serviced(conn, job)

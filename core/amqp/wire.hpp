@@ -86,6 +86,9 @@ struct job_message_fields {
   bool last_attempt = false;
   /// outboxReplayed: an operator replayed the event (outboxctl replay).
   bool replayed = false;
+  /// outboxExpiresAt (ordered routes): the worker must not start the job
+  /// after it; the send has timed out by then (docs/ordering.md).
+  std::optional<time_point> expires_at;
   std::string payload_json; ///< the payload, as JSON text
   /// Published directly (outboxDirect): the ids are 0, last_attempt is
   /// true, and the worker sends no result.

@@ -6,6 +6,7 @@
 
 #include "core/amqp/wire_detail.hpp"
 #include "core/base/errors.hpp"
+#include "core/base/timestamp.hpp"
 #include "core/domain/event_headers.hpp"
 #include "core/json/json_parse.hpp"
 
@@ -46,6 +47,10 @@ std::string job_message_body(const job_to_send& job) {
   if (job.replayed) { // left out of every other message
     w.Key("outboxReplayed");
     w.Bool(true);
+  }
+  if (job.start_by) { // ordered routes only (docs/ordering.md)
+    w.Key("outboxExpiresAt");
+    write_string(w, format_timestamp(*job.start_by));
   }
   write_payload(w, job.content_type, job.payload);
   w.EndObject();
@@ -195,6 +200,14 @@ caf::expected<job_message_fields> parse_job_message(const std::string& body) {
     if (!r->value.IsBool())
       return bad_job("outboxReplayed must be true or false when present");
     out.replayed = r->value.GetBool();
+  }
+  if (auto x = doc.FindMember("outboxExpiresAt"); x != doc.MemberEnd()) {
+    auto at = x->value.IsString()
+                ? parse_timestamp({x->value.GetString(), x->value.GetStringLength()})
+                : std::nullopt;
+    if (!at)
+      return bad_job("outboxExpiresAt must be an ISO 8601 UTC time when present");
+    out.expires_at = at;
   }
   if (auto err = read_payload(doc, out))
     return err;

@@ -28,6 +28,10 @@ struct job_to_send {
   bool last_attempt = false;
   /// Made by an operator's replay (outboxctl replay), not by routing.
   bool replayed = false;
+  /// On an ordered route: the send's delivery timeout, the latest time a
+  /// worker may start the job (the job message's outboxExpiresAt; see
+  /// docs/ordering.md "A late send"). Unset on other routes.
+  std::optional<time_point> start_by;
   /// How long the broker may keep the message unread (message_lifetime_ms
   /// in core/domain/retry_policy.hpp); 0 = no limit.
   int64_t expiration_ms = 0;

@@ -86,6 +86,10 @@ struct apply_result {
   int64_t completed = 0, retried = 0, failed = 0, expired = 0;
   /// Deliveries of ordered keys made ready because a hold ended.
   int64_t released = 0;
+  /// Timed-out sends of ordered keys kept as late sends, holding their key
+  /// (docs/ordering.md "A late send"), and late sends ended without a
+  /// result.
+  int64_t late_held = 0, late_ended = 0;
   std::vector<delivery_transition> transitions;
 };
 
@@ -121,6 +125,10 @@ struct sweep_result {
   int64_t expired = 0;   ///< timed-out or pending ones past their TTL
   /// Deliveries of ordered keys made ready because a hold ended.
   int64_t released = 0;
+  /// Timed-out sends of ordered keys kept as late sends, holding their key
+  /// (docs/ordering.md "A late send"), and late sends ended without a
+  /// result.
+  int64_t late_held = 0, late_ended = 0;
   std::vector<delivery_transition> transitions;
 };
 

@@ -21,6 +21,8 @@ namespace {
 std::string with_send_columns(std::string sql) {
   fill_slot(sql, "{{send_columns}}", claim_detail::send_columns);
   fill_slot(sql, "{{unix_micros:c.expires_at}}", unix_micros("c.expires_at"));
+  fill_slot(sql, "{{unix_micros:c.delivery_timeout_at}}",
+            unix_micros("c.delivery_timeout_at"));
   return sql;
 }
 

@@ -34,7 +34,7 @@ struct claim_columns {
   int kind, id, event_id, job, queue, dispatch_id, event_type, payload,
     content_type, headers, attempts, retry_delays, repeat_last_delay,
     expires_us, now_us, next_ready_us, room, cursor_available_at, event_age_us,
-    timeout_seconds, in_flight, cohort_left, paused_us, replayed;
+    timeout_seconds, in_flight, cohort_left, paused_us, replayed, start_by_us;
 
   static caf::expected<claim_columns> of(const pg_rows& rows,
                                          const char* statement) {
@@ -47,7 +47,8 @@ struct claim_columns {
                     col("now_us"), col("next_ready_us"), col("room"),
                     col("cursor_available_at"), col("event_age_us"),
                     col("timeout_seconds"), col("in_flight"),
-                    col("cohort_left"), col("paused_us"), col("replayed")};
+                    col("cohort_left"), col("paused_us"), col("replayed"),
+                    col("start_by_us")};
     if (col.error())
       return col.error();
     return c;
@@ -67,6 +68,7 @@ job_to_send read_send(const pg_rows& rows, int i, const claim_columns& c) {
   j.headers = headers_from_json(rows.text(i, c.headers));
   j.attempts = static_cast<int32_t>(rows.int64(i, c.attempts));
   j.replayed = rows.text(i, c.replayed) == "t";
+  j.start_by = optional_micros(rows, i, c.start_by_us);
   j.event_age_seconds = static_cast<double>(rows.int64(i, c.event_age_us)) / 1e6;
   delivery_rules rules;
   rules.retry_delays_seconds = parse_pg_int_array(rows.text(i, c.retry_delays));

@@ -24,7 +24,9 @@ constexpr const char* send_columns = R"sql(SELECT 'send'::text AS kind, c.id AS 
        (extract(epoch FROM now() - e.created_at) * 1000000)::bigint AS event_age_us,
        c.delivery_timeout_seconds AS timeout_seconds,
        NULL::bigint AS in_flight, NULL::bigint AS cohort_left,
-       NULL::bigint AS paused_us, c.replayed_at IS NOT NULL AS replayed)sql";
+       NULL::bigint AS paused_us, c.replayed_at IS NOT NULL AS replayed,
+       CASE WHEN c.ordered THEN {{unix_micros:c.delivery_timeout_at}}
+       END AS start_by_us)sql";
 
 // Ready deliveries of one queue via the partial ready index; SKIP LOCKED
 // keeps concurrent dispatchers of a queue apart. Rows past their TTL expire
@@ -61,24 +63,24 @@ FROM claimed c JOIN {{events}} e ON e.id = c.event_id
 UNION ALL
 SELECT 'expired', id, event_id, job, queue, NULL, NULL, NULL, NULL, NULL,
        attempts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL
+       NULL, NULL, NULL
 FROM expired
 UNION ALL
 SELECT 'next_ready', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL, NULL,
        (extract(epoch FROM min(available_at) - now()) * 1000000)::bigint,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM {{deliveries}}
 WHERE queue = $1 AND status = 'pending' AND available_at > now()
 UNION ALL
 (SELECT 'cursor', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
         NULL, NULL, NULL, NULL, NULL, NULL, available_at::text, NULL, NULL,
-        NULL, NULL, NULL, NULL
+        NULL, NULL, NULL, NULL, NULL
  FROM ready ORDER BY available_at DESC, id DESC LIMIT 1)
 UNION ALL
 SELECT 'room', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, now_us, NULL, n, NULL, NULL, timeout_seconds,
-       in_flight, cohort_left, paused_us, NULL
+       in_flight, cohort_left, paused_us, NULL, NULL
 FROM room
 ORDER BY id
 )sql";

@@ -145,7 +145,8 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
   return conn.exec_script(
     "drop_schema",
     "DROP TABLE IF EXISTS " + n.deliveries + ", " + n.deliveries
-      + "_completed, " + n.deliveries + "_paused, " + n.events + ", "
+      + "_completed, " + n.deliveries + "_paused, " + n.deliveries
+      + "_late, " + n.events + ", "
       + n.events + "_routing, " + n.events + "_unrouted, "
       + n.migrations + " CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.publish_function
@@ -160,6 +161,8 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
       + " DROP FUNCTION IF EXISTS " + n.events + "_truncate_deliveries() CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.deliveries
       + "_complete_ordered(bigint[], text[], text[]);"
+      + " DROP FUNCTION IF EXISTS " + n.deliveries + "_end_late(text[]);"
+      + " DROP FUNCTION IF EXISTS " + n.deliveries + "_expire_late(integer);"
       + " DROP FUNCTION IF EXISTS " + n.deliveries
       + "_release_deliveries(bigint[]);"
       + " DROP FUNCTION IF EXISTS " + n.deliveries

@@ -69,6 +69,13 @@ constexpr const char* logged_sql = R"sql(
 SELECT DISTINCT id FROM {{deliveries}}_completed WHERE id = ANY($1::bigint[])
 )sql";
 
+// Late sends (schema/020_late_sends.sql) among the dispatch ids $1 of
+// results that applied to nothing: their result came, so the send no
+// longer runs and its key may go on.
+constexpr const char* end_late_sql = R"sql(
+SELECT {{deliveries}}_end_late($1::text[])
+)sql";
+
 // A locked delivery a result of this batch was decided for already: a
 // duplicate of the result is stale instead of applied twice.
 struct candidate {
@@ -155,7 +162,7 @@ result_repository::result_repository(const schema_names& names)
       "SELECT * FROM {{deliveries}}_complete_ordered($1::bigint[], $2::text[],"
       " $3::text[])",
       names)),
-    release_(names) {
+    end_late_sql_(fill_names(end_late_sql, names)), release_(names) {
 }
 
 caf::expected<apply_result>
@@ -163,10 +170,36 @@ result_repository::apply_results(pg_connection& conn,
                                  const std::vector<send_result>& rs) {
   if (rs.empty())
     return apply_result{};
-  if (all_completions(rs))
-    return apply_completions(conn, rs);
-  return in_transaction<apply_result>(
-    conn, [&]() -> caf::expected<apply_result> { return apply_decided(conn, rs); });
+  auto out = all_completions(rs)
+               ? apply_completions(conn, rs)
+               : in_transaction<apply_result>(
+                   conn, [&]() -> caf::expected<apply_result> {
+                     return apply_decided(conn, rs);
+                   });
+  if (!out)
+    return out;
+  if (auto err = end_late(conn, rs, *out))
+    return err;
+  return out;
+}
+
+caf::error result_repository::end_late(pg_connection& conn,
+                                       const std::vector<send_result>& rs,
+                                       apply_result& out) {
+  std::vector<pg_param> late;
+  for (size_t k = 0; k < rs.size(); ++k)
+    if (out.verdicts[k] != result_verdict::applied)
+      late.push_back(rs[k].dispatch_id);
+  if (late.empty())
+    return caf::none;
+  // After the results' own statements, in autocommit: it takes key locks
+  // of its own (one release per transaction keeps their order).
+  auto rows = conn.exec_prepared("end_late", end_late_sql_,
+                                 {pg_text_array(late)});
+  if (!rows)
+    return rows.error();
+  out.released += rows->size();
+  return caf::none;
 }
 
 caf::expected<apply_result>

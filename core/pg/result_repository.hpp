@@ -28,7 +28,9 @@ public:
   /// the completed deliveries to the completion log; any other
   /// batch locks its deliveries, decides, and updates in one transaction,
   /// and hands the keys of ordered deliveries on (key_release); completions
-  /// of ordered deliveries take one more statement, which does both.
+  /// of ordered deliveries take one more statement, which does both. A
+  /// result that applies to nothing ends its send's late hold, if it has
+  /// one (schema/020_late_sends.sql), in one more statement.
   caf::expected<apply_result> apply_results(pg_connection& conn,
                                             const std::vector<send_result>& rs);
 
@@ -50,8 +52,13 @@ private:
   caf::error settle_logged(pg_connection& conn,
                            const std::vector<send_result>& rs, apply_result& out);
 
+  // A result that applied to nothing may be the late result of a timed-out
+  // send of an ordered key: ends that late send and hands its key on.
+  caf::error end_late(pg_connection& conn, const std::vector<send_result>& rs,
+                      apply_result& out);
+
   std::string complete_sql_, logged_sql_, lock_sql_, update_sql_,
-    complete_ordered_sql_;
+    complete_ordered_sql_, end_late_sql_;
   key_release release_;
 };
 

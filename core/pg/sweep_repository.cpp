@@ -62,6 +62,29 @@ FROM x WHERE d.id = x.id
 RETURNING d.id, d.event_id, d.job, d.queue, d.attempts, d.ordered
 )sql";
 
+// The sends of ordered deliveries $1 that are timing out now, as late
+// sends (schema/020_late_sends.sql): the worker may still be running one,
+// so its key stays held until its result or one more delivery timeout.
+// Before the timeout's update, which clears the dispatch id of a retry.
+constexpr const char* record_late_sql = R"sql(
+INSERT INTO {{deliveries}}_late (dispatch_id, delivery_id, coalesce_key, job,
+                                 queue, late_until)
+SELECT dispatch_id, id, coalesce_key, job, queue,
+       now() + make_interval(secs => delivery_timeout_seconds)
+FROM {{deliveries}}
+WHERE id = ANY($1::bigint[]) AND ordered AND status = 'dispatched'
+  AND dispatch_id IS NOT NULL AND coalesce_key IS NOT NULL
+ON CONFLICT (dispatch_id) DO NOTHING
+RETURNING delivery_id
+)sql";
+
+// Late sends whose time came without a result, and their keys handed on.
+// A statement of its own: release_keys takes its key locks in one order
+// per transaction, and the sweep's transaction releases keys already.
+constexpr const char* expire_late_sql = R"sql(
+SELECT {{deliveries}}_expire_late($1::integer)
+)sql";
+
 // How often (in sweeps) the sweep also looks for ordered keys whose
 // hand-over was lost (key_release::release_stuck): about every half
 // minute at the idle pace.
@@ -72,13 +95,15 @@ constexpr int stuck_check_every = 30;
 sweep_repository::sweep_repository(const schema_names& names)
   : timed_out_sql_(fill_names(with_decision_columns(timed_out_sql), names)),
     expire_sql_(fill_names(expire_sql, names)),
+    record_late_sql_(fill_names(record_late_sql, names)),
+    expire_late_sql_(fill_names(expire_late_sql, names)),
     update_sql_(transition_update_sql(names)), release_(names) {
 }
 
 caf::expected<sweep_result> sweep_repository::sweep(pg_connection& conn,
                                                     const sweep_request& req) {
   auto batch_size = req.batch_size;
-  return in_transaction<sweep_result>(conn, [&]() -> caf::expected<sweep_result> {
+  auto swept = in_transaction<sweep_result>(conn, [&]() -> caf::expected<sweep_result> {
     sweep_result out;
     std::vector<int64_t> ordered;
     if (auto err = time_out(conn, req, out, ordered))
@@ -97,6 +122,15 @@ caf::expected<sweep_result> sweep_repository::sweep(pg_connection& conn,
     out.released = *released;
     return out;
   });
+  if (!swept)
+    return swept;
+  auto ended = conn.exec_prepared("expire_late", expire_late_sql_,
+                                  {std::to_string(batch_size)});
+  if (!ended)
+    return ended.error();
+  if (ended->size() > 0)
+    swept->late_ended = ended->int64(0, 0);
+  return swept;
 }
 
 caf::error sweep_repository::time_out(pg_connection& conn,
@@ -110,6 +144,14 @@ caf::error sweep_repository::time_out(pg_connection& conn,
   auto locked = read_locked(*rows, "find_timed_out");
   if (!locked)
     return locked.error();
+  auto late = ordered_ids(*locked);
+  if (!late.empty()) {
+    auto recorded = conn.exec_prepared("record_late", record_late_sql_,
+                                       {pg_int_array(late)});
+    if (!recorded)
+      return recorded.error();
+    out.late_held = recorded->size();
+  }
   transition_batch batch;
   for (auto& d : *locked) {
     ++out.timed_out;
@@ -118,8 +160,7 @@ caf::error sweep_repository::time_out(pg_connection& conn,
   }
   if (auto err = apply_transitions(conn, "apply_timeouts", update_sql_, batch))
     return err;
-  for (auto id : ordered_ids(*locked))
-    ordered.push_back(id);
+  ordered.insert(ordered.end(), late.begin(), late.end());
   out.transitions = batch.take_done();
   return caf::none;
 }

@@ -25,7 +25,10 @@ public:
   /// failed attempts (retry or fail) and expires pending ones past their
   /// time to live, in one transaction; then hands the keys of ordered
   /// ones that ended on (key_release), and now and then looks for keys
-  /// whose hand-over was lost. The request's holds spare the deliveries of
+  /// whose hand-over was lost. A timed-out send of an ordered key is kept
+  /// as a late send that holds its key (schema/020_late_sends.sql); late
+  /// sends whose time came are ended afterwards, in a statement of their
+  /// own. The request's holds spare the deliveries of
   /// queues whose result handlers stalled (core/domain/relay_stalls.hpp).
   caf::expected<sweep_result> sweep(pg_connection& conn, const sweep_request& req);
 
@@ -36,7 +39,8 @@ private:
   caf::error expire(pg_connection& conn, int32_t batch_size, sweep_result& out,
                     std::vector<int64_t>& ordered);
 
-  std::string timed_out_sql_, expire_sql_, update_sql_;
+  std::string timed_out_sql_, expire_sql_, record_late_sql_, expire_late_sql_,
+    update_sql_;
   key_release release_;
   int64_t sweeps_ = 0;
 };

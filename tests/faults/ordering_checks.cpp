@@ -31,16 +31,30 @@ overlap_report find_overlaps(std::map<std::string, std::vector<window>> by_key) 
       return a.start < b.start;
     });
     // The latest end so far, not just the previous one's: a long window
-    // may cover several short ones after it.
-    int64_t busy_until = INT64_MIN;
+    // may cover several short ones after it. Kept for the two deliveries
+    // that end latest, so that a window is compared with the latest end
+    // of another delivery than its own.
+    int64_t first_end = INT64_MIN, second_end = INT64_MIN;
+    int64_t first_delivery = -1;
     for (auto& w : ws) {
+      auto busy_until = w.delivery_id != 0 && w.delivery_id == first_delivery
+                          ? second_end
+                          : first_end;
       if (w.start < busy_until) {
         if (out.overlapping++ == 0)
           out.first = "key " + key + ": a window starting at "
                       + std::to_string(w.start) + " us began before "
                       + std::to_string(busy_until) + " us";
       }
-      busy_until = std::max(busy_until, w.end);
+      if (w.delivery_id != 0 && w.delivery_id == first_delivery) {
+        first_end = std::max(first_end, w.end);
+      } else if (w.end > first_end) {
+        second_end = first_end;
+        first_end = w.end;
+        first_delivery = w.delivery_id;
+      } else {
+        second_end = std::max(second_end, w.end);
+      }
     }
   }
   return out;
@@ -57,7 +71,7 @@ relay_windows(const std::vector<relay_dispatch>& ds) {
 std::map<std::string, std::vector<window>>
 worker_windows(const std::vector<journal_run>& runs,
                const std::map<std::string, relay_dispatch>& by_dispatch,
-               int64_t& after_end) {
+               int64_t hold_us, int64_t& after_end) {
   std::map<std::string, std::vector<window>> out;
   after_end = 0;
   for (auto& r : runs) {
@@ -65,12 +79,14 @@ worker_windows(const std::vector<journal_run>& runs,
     auto relay_end = it == by_dispatch.end() || !it->second.end_us
                        ? INT64_MAX
                        : *it->second.end_us;
-    auto end = std::min(r.end_us, relay_end);
-    if (end < r.start_us) {
+    if (relay_end < r.start_us) {
       ++after_end;
       continue;
     }
-    out[r.key].push_back({r.start_us, end});
+    auto held_until = relay_end > INT64_MAX - hold_us ? INT64_MAX
+                                                      : relay_end + hold_us;
+    out[r.key].push_back({r.start_us, std::min(r.end_us, held_until),
+                          r.delivery_id});
   }
   return out;
 }

@@ -38,9 +38,11 @@ struct relay_dispatch {
   std::string end_status, end_error;
 };
 
-/// A time window [start, end] of something of one key.
+/// A time window [start, end] of something of one key; of delivery
+/// `delivery_id` when known (0: not).
 struct window {
   int64_t start = 0, end = 0;
+  int64_t delivery_id = 0;
 };
 
 /// How many windows were compared and how many began before an earlier
@@ -50,8 +52,9 @@ struct overlap_report {
   std::string first; ///< the first overlap found, for the message
 };
 
-/// Per key: sorted by start, each window must start at or after every
-/// earlier one's end.
+/// Per key: sorted by start, each window must start at or after the end
+/// of every earlier one of another delivery (two sends of one delivery may
+/// run at once: that is the same event, which at-least-once allows).
 overlap_report find_overlaps(std::map<std::string, std::vector<window>> by_key);
 
 /// The relay's windows per key: [claimed, ended].
@@ -59,14 +62,15 @@ std::map<std::string, std::vector<window>>
 relay_windows(const std::vector<relay_dispatch>& ds);
 
 /// The workers' windows per key: a run counts from its start until it
-/// ended or its dispatch ended on the relay's side, whichever came first
-/// (a run still going after its dispatch timed out is not in flight any
-/// more: its result will be stale). Runs that began after their dispatch
-/// had ended count in `after_end` and have no window.
+/// ended or `hold_us` after its dispatch ended on the relay's side,
+/// whichever came first (a timed-out send holds its key until its late
+/// result or one more delivery timeout: docs/ordering.md "A late send").
+/// Runs that began after their dispatch had ended count in `after_end`
+/// and have no window.
 std::map<std::string, std::vector<window>>
 worker_windows(const std::vector<journal_run>& runs,
                const std::map<std::string, relay_dispatch>& by_dispatch,
-               int64_t& after_end);
+               int64_t hold_us, int64_t& after_end);
 
 /// One completion the relay applied: the delivery's key and seq (from the
 /// event) and when the relay applied it.

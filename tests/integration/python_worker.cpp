@@ -8,7 +8,10 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 
+#include "core/amqp/wire.hpp"
+#include "core/base/timestamp.hpp"
 #include "core/producer/producer.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
@@ -212,6 +215,63 @@ CAF_TEST(the python worker settles a message nested a million deep once) {
   auto left = (*amqp)->next_message(std::chrono::milliseconds{500});
   CAF_REQUIRE(left);
   CAF_CHECK(!*left);
+}
+
+// As the C++ worker library (integration.late_sends): a job of an ordered
+// route reached after its outboxExpiresAt, here behind a slow job in the
+// prefetch buffer, is answered `retry` unrun; one in time runs.
+CAF_TEST(the python worker does not start a job past its expiry) {
+  auto amqp = amqp_client::connect(amqp_url(), "test relay");
+  CAF_REQUIRE(amqp);
+  CAF_REQUIRE(!(*amqp)->declare_queue(q));
+  CAF_REQUIRE(!(*amqp)->declare_queue(results_queue(q)));
+  auto job = [&](int64_t id, std::string payload) {
+    job_to_send j;
+    j.delivery_id = id;
+    j.event_id = id;
+    j.job = "J";
+    j.queue = q;
+    j.dispatch_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6" + std::to_string(id);
+    j.event_type = "e";
+    j.payload = std::move(payload);
+    j.content_type = "application/json";
+    return j;
+  };
+  auto slow = job(1, R"({"scenario":"slow","seconds":1})");
+  auto expiring = job(2, R"({"scenario":"ok"})");
+  expiring.start_by = clock_type::now() + std::chrono::milliseconds{300};
+  auto in_time = job(3, R"({"scenario":"ok"})");
+  in_time.start_by = clock_type::now() + std::chrono::minutes{5};
+  for (auto st : (*amqp)->publish_batch(
+         {job_message(slow), job_message(expiring), job_message(in_time)},
+         std::chrono::seconds{5}))
+    CAF_REQUIRE(st == publish_status::confirmed);
+  auto worker = python_worker();
+  CAF_REQUIRE(!(*amqp)->consume(results_queue(q), 100));
+  std::map<int64_t, send_result> results;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
+  while (results.size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    auto m = (*amqp)->next_message(std::chrono::milliseconds{100});
+    CAF_REQUIRE(m);
+    if (*m) {
+      for (auto& r : read_result_message((*m)->body).results)
+        results[r.delivery_id] = r;
+      CAF_CHECK(!(*amqp)->ack((*m)->delivery_tag));
+    }
+  }
+  worker->signal(SIGTERM);
+  CAF_CHECK_EQUAL(worker->wait(), 0);
+  CAF_REQUIRE_EQUAL(results.size(), 3u);
+  CAF_CHECK(results.at(1).result == outcome::completed);
+  CAF_CHECK(results.at(2).result == outcome::retry);
+  CAF_CHECK_EQUAL(results.at(2).reason,
+                  "the job message expired before a worker started it");
+  CAF_CHECK(results.at(3).result == outcome::completed);
+  auto text = log_text();
+  CAF_CHECK_EQUAL(occurrences(text, "event=job_expired outboxDeliveryId=2 job=J "
+                                    "action=not_started"), 1u);
+  CAF_CHECK_EQUAL(occurrences(text, "event=job_done"), 2u);
+  CAF_CHECK_NOT_EQUAL(text.find("expired=1"), std::string::npos);
 }
 
 // The URLs hold passwords: they come from the environment or a file, and

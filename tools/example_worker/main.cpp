@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
   w.run(opts.max_jobs);
   auto& c = w.counters();
   outbox::logger("worker")->info("event=stopped completed={} retried={} "
-                                 "failed={} malformed={} repeats={}",
+                                 "failed={} malformed={} repeats={} expired={}",
                                  c.completed, c.retried, c.failed, c.malformed,
-                                 c.repeats);
+                                 c.repeats, c.expired);
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "core/amqp/wire.hpp"
 #include "core/base/errors.hpp"
+#include "core/base/timestamp.hpp"
 #include "tests/unit/case_check.hpp"
 
 using namespace outbox;
@@ -91,6 +92,35 @@ CAF_TEST(the job message of a replayed delivery says so) {
   bad.replace(bad.find("\"outboxReplayed\":true"), 21, "\"outboxReplayed\":1   ");
   CAF_CHECK_EQUAL(context_of(parse_job_message(bad).error()),
                   "job message: outboxReplayed must be true or false when present");
+}
+
+// A send of an ordered route carries the latest time a worker may start
+// it (docs/ordering.md "A late send"); other sends go without the field.
+CAF_TEST(the job message of an ordered send says until when it may start) {
+  auto j = sample_job();
+  CAF_CHECK_EQUAL(job_message(j).body.find("outboxExpiresAt"), std::string::npos);
+  auto plain = parse_job_message(job_message(j).body);
+  CAF_REQUIRE(plain);
+  CAF_CHECK(!plain->expires_at);
+  j.start_by = from_unix_micros(1796000000123456);
+  auto body = job_message(j).body;
+  rapidjson::Document doc;
+  doc.Parse(body.c_str());
+  CAF_REQUIRE(!doc.HasParseError());
+  CAF_CHECK_EQUAL(std::string{doc["outboxExpiresAt"].GetString()},
+                  "2026-11-30T00:53:20.123456Z");
+  auto parsed = parse_job_message(body);
+  CAF_REQUIRE(parsed);
+  CAF_REQUIRE(parsed->expires_at);
+  CAF_CHECK(*parsed->expires_at == *j.start_by);
+  for (std::string wrong : {"\"yesterday\"", "1796000000", "\"2026-11-30T00:53:20\""}) {
+    auto bad = body;
+    auto at = bad.find("\"2026-11-30T00:53:20.123456Z\"");
+    bad.replace(at, 29, wrong);
+    CAF_CHECK_EQUAL(context_of(parse_job_message(bad).error()),
+                    "job message: outboxExpiresAt must be an ISO 8601 UTC time "
+                    "when present");
+  }
 }
 
 // RabbitMQ closes the channel on an expiration above ten years
