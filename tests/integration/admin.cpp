@@ -123,6 +123,16 @@ CAF_TEST(prune deletes old final deliveries and bad arguments are refused) {
   CAF_CHECK_EQUAL(ctl("prune --hours 1 --queue q").first, 2);
   CAF_CHECK_EQUAL(ctl("failed --limit 0").first, 2);
   CAF_CHECK_EQUAL(ctl("migrate --json").first, 2);
+  // --database: a config serves one database, named default.
+  CAF_CHECK_EQUAL(ctl("failed --database default").first, 0);
+  CAF_CHECK_EQUAL(ctl("migrate --database default").first, 0);
+  check_ends(ctl("failed --database billing"), 2,
+             "--database billing: no such database; this config serves one, "
+             "named default");
+  check_ends(ctl("pause q --database Orders"), 2,
+             "--database: a name is 1 to 32 of a-z, 0-9 and _");
+  check_ends(ctl("drain n1 --database default"), 2,
+             "--database does not apply to this verb");
 }
 
 CAF_TEST(quarantined events and deliveries are listed and removed) {

@@ -15,8 +15,11 @@
 //   outboxctl drain NODE [--connect HOST:PORT]
 //   outboxctl replay --job J --queue Q (--since T [--until T] | --event ID,...)
 //                    [--event-type TYPE] [--dry-run]
+//   --database NAME on every verb that reads the database: the config serves
+//   one database, named "default" (see database_flag_error).
 #include <cstdlib>
 #include <iostream>
+#include <regex>
 #include <set>
 
 #include <caf/io/middleman.hpp>
@@ -118,6 +121,7 @@ struct ctl_config : outbox::cli_config {
   bool json = false;
   bool db = false;
   std::string queue;
+  std::string database; ///< --database: "" = not given
   std::string pause_for, reason;
   outbox::replay_args replay;
   std::string since, until, event_type;
@@ -129,6 +133,7 @@ struct ctl_config : outbox::cli_config {
       .add(connect, "connect", "status: HOST:PORT of the status node")
       .add(json, "json", "status: print JSON")
       .add(db, "db", "status: read the database, not the cluster")
+      .add(database, "database", "the database to act on (a config serves one: default)")
       .add(queue, "queue", "failed/expired/retry/blocked: only this queue")
       .add(admin.statuses, "status", "retry: failed|expired; prune: final statuses")
       .add(admin.hours, "hours", "prune: older than this many hours")
@@ -150,7 +155,8 @@ struct ctl_config : outbox::cli_config {
   std::string help() const {
     return std::string{usage} + "\n" + verbs_help
            + options_text({{"config", "FILE"}, {"connect", "HOST:PORT"},
-                           {"queue", "QUEUE"}, {"status", "STATUS[,...]"},
+                           {"queue", "QUEUE"}, {"database", "NAME"},
+                           {"status", "STATUS[,...]"},
                            {"hours", "N"}, {"limit", "N"}, {"for", "DURATION"},
                            {"reason", "TEXT"}, {"job", "JOB"}, {"since", "TIME"},
                            {"until", "TIME"}, {"event", "ID,..."},
@@ -173,6 +179,9 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
     {"--connect", !o.connect.empty(), {"status", "drain"}},
     {"--json", o.json, {"status"}},
     {"--db", o.db, {"status"}},
+    {"--database", !o.database.empty(),
+     {"migrate", "status", "failed", "expired", "retry", "forget", "prune",
+      "quarantined", "discard", "blocked", "skip", "pause", "resume", "replay"}},
     {"--queue", !o.queue.empty(), {"failed", "expired", "retry", "blocked", "replay"}},
     {"--status", !o.admin.statuses.empty(), {"retry", "prune"}},
     {"--hours", o.admin.hours != outbox::not_given, {"prune"}},
@@ -192,11 +201,26 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
       return f.name;
   if (verb == "status" && o.db && !o.connect.empty())
     return "--connect (with --db)";
+  if (verb == "status" && !o.db && !o.database.empty())
+    return "--database (without --db: the status node shows every database)";
   bool tls = !o.tls.certificate.empty() || !o.tls.key.empty()
              || !o.tls.ca_file.empty() || !o.tls.passphrase_file.empty();
   if (tls && ((verb != "status" && verb != "drain") || o.db))
     return "--tls-* (only status and drain talk to a node)";
   return "";
+}
+
+// What is wrong with --database NAME, "" when nothing. A config serves one
+// database, which has the name "default", so that a command written with
+// --database default keeps its meaning once a config names several.
+std::string database_flag_error(const std::string& name) {
+  static const std::regex valid{"[a-z0-9_]{1,32}"};
+  if (name.empty() || name == "default")
+    return "";
+  if (!std::regex_match(name, valid))
+    return "--database: a name is 1 to 32 of a-z, 0-9 and _";
+  return "--database " + name
+         + ": no such database; this config serves one, named default";
 }
 
 int status_from_db(const outbox::config& cfg, bool json) {
@@ -259,6 +283,10 @@ int main(int argc, char** argv) {
     std::cerr << "outboxctl " << verb << ": " << misplaced
               << " does not apply to this verb\n"
               << usage;
+    return exit_usage;
+  }
+  if (auto bad = database_flag_error(opts.database); !bad.empty()) {
+    std::cerr << "outboxctl " << verb << ": " << bad << "\n";
     return exit_usage;
   }
   // The operator verbs read the config first (migrate and status, after
