@@ -46,6 +46,8 @@ CAF_TEST(once runs one pass of each role and exits) {
   publish("e", "{}");
   auto [rc, out] = outboxd("--config " + path + " --once");
   CAF_CHECK_EQUAL(rc, 0);
+  if (rc != 0)
+    CAF_MESSAGE("outboxd --once said:\n" << out);
   CAF_CHECK_EQUAL(count_status("dispatched"), 2); // routed, then published
   auto amqp = amqp_client::connect(amqp_url(), "test");
   CAF_REQUIRE(amqp);
