@@ -169,10 +169,11 @@ ORDER BY c.id
 )sql";
 
 // Handed deliveries that were not published back to pending, ready at
-// once, with no attempt counted (the dispatcher could not publish them).
+// once, with no attempt counted (the dispatcher could not publish them),
+// and logged (schema/021): only a send may be an unlogged row.
 constexpr const char* release_handed_sql = R"sql(
 UPDATE {{deliveries}} d
-SET status = 'pending', dispatch_id = NULL, dispatched_at = NULL,
+SET handed = false, status = 'pending', dispatch_id = NULL, dispatched_at = NULL,
     delivery_timeout_at = NULL, available_at = now()
 FROM unnest($1::bigint[], $2::uuid[]) AS h(id, dispatch_id)
 WHERE d.id = h.id AND d.dispatch_id = h.dispatch_id AND d.status = 'dispatched'

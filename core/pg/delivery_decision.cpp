@@ -23,9 +23,12 @@ constexpr const char* decision_columns = R"sql(
 // more as a guard. The status is deliberately not in the WHERE clause: it
 // would match the partial timeout index, which the planner then prefers
 // over the primary key although it holds an entry for every send not yet
-// vacuumed away (thousands under load, for a batch of ten).
+// vacuumed away (thousands under load, for a batch of ten). Every
+// transition moves a handed row into the logged partition (schema/021):
+// what outlives a send must outlive a crash of PostgreSQL.
 constexpr const char* update_sql = R"sql(
 UPDATE {{deliveries}} d SET
+  handed = false,
   status = u.status,
   attempts = u.attempts,
   available_at = COALESCE(to_timestamp(u.available_us / 1000000.0), d.available_at),

@@ -146,7 +146,7 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
     "drop_schema",
     "DROP TABLE IF EXISTS " + n.deliveries + ", " + n.deliveries
       + "_completed, " + n.deliveries + "_paused, " + n.deliveries
-      + "_late, " + n.events + ", "
+      + "_late, " + n.deliveries + "_handed_alive, " + n.events + ", "
       + n.events + "_routing, " + n.events + "_unrouted, "
       + n.migrations + " CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.publish_function

@@ -1,5 +1,6 @@
 #include "core/pg/progress_repository.hpp"
 
+#include "core/pg/delivery_sql.hpp"
 #include "core/pg/pg_connection.hpp"
 
 namespace outbox {
@@ -60,7 +61,7 @@ GROUP BY e.id ORDER BY e.id
 constexpr const char* sample_sql = R"sql(
 SELECT pg_total_relation_size(e.relid), e.n_live_tup, e.n_dead_tup,
        (SELECT count(*) FROM {{events}}),
-       pg_total_relation_size(d.relid), d.n_live_tup, d.n_dead_tup,
+       d.bytes, d.n_live_tup, d.n_dead_tup,
        (SELECT count(*) FROM {{deliveries}}),
        (SELECT count(*) FROM {{deliveries}}
         WHERE status = 'completed' AND completed_at >= to_timestamp($1)
@@ -68,8 +69,8 @@ SELECT pg_total_relation_size(e.relid), e.n_live_tup, e.n_dead_tup,
        + (SELECT count(*) FROM {{deliveries}}_completed
           WHERE completed_at >= to_timestamp($1)
             AND completed_at < to_timestamp($2))
-FROM pg_stat_user_tables e, pg_stat_user_tables d
-WHERE e.relid = '{{events}}'::regclass AND d.relid = '{{deliveries}}'::regclass
+FROM pg_stat_user_tables e, {{deliveries_stats}} d
+WHERE e.relid = '{{events}}'::regclass
 )sql";
 
 constexpr const char* writes_sql = R"sql(
@@ -77,10 +78,29 @@ SELECT pg_current_wal_lsn() - '0/0'::pg_lsn,
        e.n_tup_ins, e.n_tup_upd, e.n_tup_hot_upd, e.n_tup_del,
        d.n_tup_ins, d.n_tup_upd, d.n_tup_hot_upd, d.n_tup_del,
        c.n_tup_ins, c.n_tup_upd, c.n_tup_hot_upd, c.n_tup_del
-FROM pg_stat_user_tables e, pg_stat_user_tables d, pg_stat_user_tables c
-WHERE e.relid = '{{events}}'::regclass AND d.relid = '{{deliveries}}'::regclass
+FROM pg_stat_user_tables e, {{deliveries_stats}} d, pg_stat_user_tables c
+WHERE e.relid = '{{events}}'::regclass
   AND c.relid = '{{deliveries}}_completed'::regclass
 )sql";
+
+// The deliveries table's figures: the sums over its partitions
+// (schema/021), as one row with pg_stat_user_tables' column names.
+constexpr const char* deliveries_stats = R"sql((
+  SELECT sum(pg_total_relation_size(s.relid))::bigint AS bytes,
+         sum(s.n_live_tup)::bigint AS n_live_tup,
+         sum(s.n_dead_tup)::bigint AS n_dead_tup,
+         sum(s.n_tup_ins)::bigint AS n_tup_ins,
+         sum(s.n_tup_upd)::bigint AS n_tup_upd,
+         sum(s.n_tup_hot_upd)::bigint AS n_tup_hot_upd,
+         sum(s.n_tup_del)::bigint AS n_tup_del
+  FROM pg_stat_user_tables s
+  WHERE s.relid IN (SELECT relid FROM pg_partition_tree('{{deliveries}}')))
+)sql";
+
+std::string with_deliveries_stats(std::string sql) {
+  fill_slot(sql, "{{deliveries_stats}}", deliveries_stats);
+  return sql;
+}
 
 double seconds(const pg_rows& rows, int r, int c) {
   return rows.is_null(r, c) ? 0 : std::stod(rows.text(r, c));
@@ -94,8 +114,8 @@ progress_repository::progress_repository(schema_names names)
     last_id_sql_(fill_names(last_id_sql, names)),
     claimed_sql_(fill_names(claimed_sql, names)),
     events_sql_(fill_names(events_sql, names)),
-    sample_sql_(fill_names(sample_sql, names)),
-    writes_sql_(fill_names(writes_sql, names)) {
+    sample_sql_(fill_names(with_deliveries_stats(sample_sql), names)),
+    writes_sql_(fill_names(with_deliveries_stats(writes_sql), names)) {
 }
 
 caf::expected<bool> progress_repository::anything_open(pg_connection& conn) {

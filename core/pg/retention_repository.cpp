@@ -29,15 +29,17 @@ constexpr const char* deletable_delivery
 // hand. A routed event gets no delivery again, so none can appear
 // meanwhile: deliveries of events above the routing cursor's stored
 // position stay (a router that takes over walks those events again, and a
-// delivery deleted there would be made anew).
+// delivery deleted there would be made anew). Nor those at or above the
+// floor of the handed deliveries (schema/021): a recovery after a crash of
+// PostgreSQL routes those events again, with the same effect.
 constexpr const char* finished_sql = R"sql(
 WITH doomed AS (
   SELECT d.id FROM {{deliveries}} d
   WHERE d.status = $1
     AND d.finished_at < now() - make_interval(secs => $2::float8)
     AND {{deletable}}
-    AND d.event_id <= (SELECT position FROM {{events}}_routing
-                       WHERE name = 'cursor')
+    AND d.event_id <= (SELECT LEAST(position, handed_floor - 1)
+                       FROM {{events}}_routing WHERE name = 'cursor')
   LIMIT $3
   FOR UPDATE SKIP LOCKED
 ), gone AS (
@@ -58,20 +60,25 @@ SELECT (SELECT count(*) FROM gone) AS deliveries,
 // The completion log's rows past the window (schema/016), by its BRIN
 // index, and the events this leaves without any delivery (their other
 // completed deliveries may still be in the log: it needs no event). As in
-// finished_sql, an event above the routing cursor's stored position stays.
+// finished_sql, an event above the routing cursor's stored position stays,
+// and so does a log row at or above the floor of the handed deliveries.
 // The rows go by their physical address, which the log has no index for.
 constexpr const char* logged_sql = R"sql(
-WITH gone AS (
+WITH kept AS (
+  SELECT LEAST(position, handed_floor - 1) AS below
+  FROM {{events}}_routing WHERE name = 'cursor'
+), gone AS (
   DELETE FROM {{deliveries}}_completed l
   WHERE l.ctid = ANY(ARRAY(
     SELECT ctid FROM {{deliveries}}_completed
     WHERE completed_at < now() - make_interval(secs => $1::float8)
+      AND event_id <= (SELECT below FROM kept)
     LIMIT $2))
   RETURNING l.event_id
 ), events_gone AS (
   DELETE FROM {{events}} e
   WHERE e.id IN (SELECT event_id FROM gone)
-    AND e.id <= (SELECT position FROM {{events}}_routing WHERE name = 'cursor')
+    AND e.id <= (SELECT below FROM kept)
     AND NOT EXISTS (SELECT 1 FROM {{deliveries}} o WHERE o.event_id = e.id)
   RETURNING e.id
 )

@@ -28,7 +28,8 @@ routing_repository::read_lead(pg_connection& conn, bool sample) {
     return rows.error();
   column_finder col{*rows, "routing_lead"};
   int leads = col("leads"), position = col("position"), scanned = col("scanned"),
-      open = col("open_ranges"), q = col("last_event_id"), holders = col("holders");
+      open = col("open_ranges"), q = col("last_event_id"), holders = col("holders"),
+      floor = col("handed_floor"), lost = col("handed_lost");
   if (col.error())
     return col.error();
   if (rows->size() != 1 || rows->is_null(0, position))
@@ -51,6 +52,9 @@ routing_repository::read_lead(pg_connection& conn, bool sample) {
                       "[first, last] pairs, at most 10,000 ids, is expected): "
                       "routing waits until it is mended");
   out.stored.open = std::move(*open_ids);
+  if (!rows->is_null(0, floor))
+    out.handed_floor = rows->int64(0, floor);
+  out.handed_lost = rows->text(0, lost) == "t";
   out.sample.last_event_id = rows->int64(0, q);
   std::istringstream words{rows->text(0, holders)};
   for (std::string vxid; words >> vxid;)
@@ -104,6 +108,13 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
     // so after a crash of the server it is all that is left, and another
     // router may have moved it since this one's last pass.
     cursor_.resume(lead->stored);
+    routing_result res;
+    if (lead->handed_lost) {
+      auto recovered = recover_handed(conn, *lead);
+      if (!recovered)
+        return recovered.error();
+      res = std::move(*recovered);
+    }
     if (lead->sample.last_event_id < cursor_.done()) {
       // The newest id taken is below the cursor: the sequence went back (a
       // database restored without its routing table, a reset). Ids the
@@ -127,7 +138,6 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
                                       return routed_alone_.count(id) > 0;
                                     }),
                      step.route.end());
-    routing_result res;
     res.more = seen->ahead >= batch_size;
     // Stored in the transaction that routes: a router that takes over
     // resumes exactly where this one is after the commit.
@@ -140,7 +150,8 @@ routing_repository::route_pass(pg_connection& conn, int32_t batch_size) {
       {routes_json_, pg_int_array(step.route), pg_int_array(step.set_aside),
        store ? std::to_string(store->done) : "-1", handoff_params_.first,
        handoff_params_.second, std::to_string(store ? store->scanned : 0),
-       pg_int_array(store ? to_ranges(store->open) : std::vector<int64_t>{})});
+       pg_int_array(store ? to_ranges(store->open) : std::vector<int64_t>{}),
+       "false"});
     if (!rows)
       return rows.error();
     return finish(conn, *rows, std::move(res));

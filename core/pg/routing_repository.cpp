@@ -127,7 +127,9 @@ routing_repository::routing_repository(const schema_names& names,
     quarantine_sql_(fill_names(routing_detail::quarantine_sql, names)),
     quarantine_held_sql_(fill_names(with_routes(routing_detail::quarantine_held_sql),
                                     names)),
-    coalesce_sql_(fill_names(routing_detail::coalesce_sql, names)) {
+    coalesce_sql_(fill_names(routing_detail::coalesce_sql, names)),
+    recovery_look_sql_(fill_names(routing_detail::recovery_look_sql, names)),
+    handed_alive_sql_(fill_names(routing_detail::handed_alive_sql, names)) {
   for (auto& r : routes) {
     routed_.insert(r.event_type);
     if (r.rules.ordering == key_ordering::key)
@@ -182,15 +184,21 @@ caf::expected<routing_result>
 routing_repository::route_events(pg_connection& conn,
                                  const std::vector<int64_t>& ids) {
   return in_transaction<routing_result>(conn, [&]() -> caf::expected<routing_result> {
-    // The cursor stays (-1), nothing is set aside and nothing handed.
-    auto rows = conn.exec_prepared("route", route_sql_,
-                                   {routes_json_, pg_int_array(ids),
-                                    pg_int_array({}), "-1", "{}", "{}", "0",
-                                    "{}"});
-    if (!rows)
-      return rows.error();
-    return finish(conn, *rows, routing_result{});
+    return route_ids(conn, ids, false);
   });
+}
+
+caf::expected<routing_result>
+routing_repository::route_ids(pg_connection& conn, const std::vector<int64_t>& ids,
+                              bool recovering) {
+  // The cursor stays (-1), nothing is set aside and nothing handed.
+  auto rows = conn.exec_prepared("route", route_sql_,
+                                 {routes_json_, pg_int_array(ids),
+                                  pg_int_array({}), "-1", "{}", "{}", "0", "{}",
+                                  recovering ? "true" : "false"});
+  if (!rows)
+    return rows.error();
+  return finish(conn, *rows, routing_result{});
 }
 
 caf::expected<routing_result>

@@ -80,6 +80,8 @@ private:
     bool leads = false;  // this router routes now
     cursor_state stored; // the stored cursor
     horizon_sample sample;
+    std::optional<int64_t> handed_floor; // schema/021; none: nothing handed
+    bool handed_lost = false; // a crash of PostgreSQL emptied the partition
   };
   caf::expected<lead> read_lead(pg_connection& conn, bool sample);
 
@@ -98,6 +100,20 @@ private:
   // coalesces and releases keys in the same transaction.
   caf::expected<routing_result> finish(pg_connection& conn, const pg_rows& rows,
                                        routing_result out);
+
+  // After a crash of PostgreSQL emptied the unlogged partition of handed
+  // deliveries (schema/021): routes again, pending, the deliveries of the
+  // stored cursor's events from the floor up that may have been handed and
+  // are neither in the table nor in the completion log, then marks the
+  // partition alive, in the routing transaction (routing_recovery.cpp).
+  caf::expected<routing_result> recover_handed(pg_connection& conn,
+                                               const lead& stored);
+
+  // Runs the routing statement on `ids`: nothing handed, the cursor left
+  // as it is; `recovering` as recover_handed needs it.
+  caf::expected<routing_result> route_ids(pg_connection& conn,
+                                          const std::vector<int64_t>& ids,
+                                          bool recovering);
 
   // Routes the one event `id` in its own transaction.
   caf::expected<routing_result> route_one(pg_connection& conn, int64_t id);
@@ -148,6 +164,7 @@ private:
   std::string quarantine_sql_;
   std::string quarantine_held_sql_;
   std::string coalesce_sql_;
+  std::string recovery_look_sql_, handed_alive_sql_;
 };
 
 /// Serializes routes as the JSON the routing statement reads; with

@@ -7,7 +7,8 @@ namespace routing_detail {
 
 // The first statement of a routing transaction: whether this router leads
 // (one router routes at a time: the cursor is one position), the stored
-// cursor (C, A and G as ranges), and, when $1, a sample of the routing horizon
+// cursor (C, A and G as ranges) with the floor of the handed deliveries
+// and whether a crash emptied their partition (schema/021), and, when $1, a sample of the routing horizon
 // (core/domain/routing_horizon.hpp): the newest event id taken, read from
 // the id's sequence by a sub-select that runs before the rest (a plain
 // read: pg_sequence_last_value() would take the lock read next), then the
@@ -21,6 +22,8 @@ constexpr const char* lead_sql = R"sql(
 SELECT pg_try_advisory_xact_lock(hashtextextended('{{events}} routing', 0))
          AS leads,
        c.position, c.scanned, array_to_string(c.open_ranges, ' ') AS open_ranges,
+       c.handed_floor,
+       NOT EXISTS (SELECT 1 FROM {{deliveries}}_handed_alive) AS handed_lost,
        s.q AS last_event_id,
        CASE WHEN $1::boolean THEN array_to_string(ARRAY(
          SELECT l.virtualtransaction FROM pg_locks l
@@ -64,7 +67,7 @@ JOIN {{events}} e ON e.id = u.event_id
 
 // Routes the events $2 (ids the look decided on): inserts one delivery per
 // route with the rules copied in, in event order (the unique key of
-// (event, job, queue) guards against routing one twice while its
+// (event, job, queue) of each partition guards against routing one twice while its
 // deliveries are there; the stored cursor is what keeps it from
 // happening). Sets aside the events $3 (types without routes) and stores
 // the cursor: C in $4 (-1: unchanged), A in $7, G as ranges in $8. Routes arrive as one JSON parameter
@@ -80,14 +83,30 @@ JOIN {{events}} e ON e.id = u.event_id
 // and no more than the room, in event order. The rest are inserted
 // pending, as they all are without a handoff.
 //
+// Only events above the stored cursor's position are handed: an event
+// at or below it (set aside until its type had a route, a replay, one
+// routed alone) is older than the floor may be (schema/021).
+// A handed delivery goes to the unlogged partition (handed = true), and
+// when the cursor is stored ($4), so is the floor of the handed events:
+// the lowest event id in that partition, counting this statement's own
+// (which its snapshot does not see).
+//
 // Replay (outboxctl replay, replay_repository): routes whose `replay` is
 // set mark their deliveries replayed (replayed_at) and count their time to
 // live from now, not from the event's creation.
+//
+// Recovery ($9, routing_pass.cpp): the unlogged partition was emptied by a
+// crash of PostgreSQL. The events $2 are routed again, nothing handed, for
+// the routes whose deliveries may have been handed, leaving out those
+// already in the completion log; one in the logged partition is a
+// conflict, so nothing.
 constexpr const char* route_sql = R"sql(
 WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
   FROM {{events}} e
   WHERE e.id = ANY($2::bigint[]) AND e.quarantined_at IS NULL
+), stored AS (
+  SELECT position FROM {{events}}_routing WHERE name = 'cursor'
 ), handoff AS (
   SELECT h.queue, h.room FROM unnest($5::text[], $6::bigint[]) AS h(queue, room)
 ), made AS (
@@ -95,14 +114,20 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
          r.delivery_timeout_seconds, r.merge, x.expires_at, c.key, o.ordered,
          r.replay,
          o.ordered AND r.on_failure = 'block' AS block_on_failure,
-         NOT o.ordered AND (c.key IS NULL OR r.merge = 'none')
-           AND (x.expires_at IS NULL OR x.expires_at > now()) AS handable
+         h.handy AND (x.expires_at IS NULL OR x.expires_at > now())
+           AND c.id > (SELECT position FROM stored) AS handable
   FROM claimed c JOIN routes r ON r.event_type = c.event_type
   CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
+  CROSS JOIN LATERAL (SELECT NOT o.ordered AND (c.key IS NULL OR r.merge = 'none'))
+    AS h(handy)
   CROSS JOIN LATERAL (SELECT CASE WHEN r.ttl_seconds > 0
       THEN LEAST(c.expires_at, CASE WHEN r.replay THEN now() ELSE c.created_at END
                                + make_interval(secs => r.ttl_seconds))
       ELSE c.expires_at END) AS x(expires_at)
+  WHERE NOT $9::boolean
+     OR (h.handy AND NOT EXISTS (
+           SELECT 1 FROM {{deliveries}}_completed l
+           WHERE l.event_id = c.id AND l.job = r.job AND l.queue = r.queue))
 ), handed AS (
   SELECT m.*, m.handable AND row_number() OVER (
            PARTITION BY m.queue, m.handable ORDER BY m.event_id, m.job)
@@ -112,7 +137,7 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   INSERT INTO {{deliveries}} (event_id, job, queue, retry_delays,
     repeat_last_delay, delivery_timeout_seconds, merge, expires_at, coalesce_key,
     ordered, block_on_failure, available_at, status, dispatch_id, dispatched_at,
-    delivery_timeout_at, replayed_at)
+    delivery_timeout_at, replayed_at, handed)
   SELECT m.event_id, m.job, m.queue, m.retry_delays, m.repeat_last_delay,
          m.delivery_timeout_seconds, m.merge, m.expires_at, m.key, m.ordered,
          m.block_on_failure,
@@ -122,10 +147,11 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
          CASE WHEN m.hand THEN now() END,
          CASE WHEN m.hand
               THEN now() + make_interval(secs => m.delivery_timeout_seconds) END,
-         CASE WHEN m.replay THEN now() END
+         CASE WHEN m.replay THEN now() END,
+         m.hand
   FROM handed m
   ORDER BY m.event_id, m.job, m.queue
-  ON CONFLICT (event_id, job, queue) DO NOTHING
+  ON CONFLICT DO NOTHING
   RETURNING id, event_id, queue, coalesce_key, job, merge, ordered, status,
             dispatch_id
 ), taken AS (
@@ -137,7 +163,10 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
 ), moved AS (
   UPDATE {{events}}_routing
   SET position = $4::bigint, scanned = $7::bigint,
-      open_ranges = NULLIF($8::bigint[], '{}')
+      open_ranges = NULLIF($8::bigint[], '{}'),
+      handed_floor = LEAST(
+        (SELECT event_id FROM {{deliveries}}_handed ORDER BY event_id LIMIT 1),
+        (SELECT min(event_id) FROM inserted WHERE status = 'dispatched'))
   WHERE name = 'cursor' AND $4::bigint >= 0
 )
 SELECT 'queue' AS kind, queue, NULL AS job, count(*), NULL AS coalesce_key
@@ -182,7 +211,7 @@ WITH routes AS (SELECT * FROM {{routes}}), q AS (
          'quarantined: ' || $3
   FROM q JOIN routes r ON r.event_type = q.event_type
   WHERE r.ordering = 'key' AND q.key IS NOT NULL
-  ON CONFLICT (event_id, job, queue) DO NOTHING
+  ON CONFLICT DO NOTHING
   RETURNING id
 )
 SELECT q.id, q.event_type, (SELECT count(*) FROM held) FROM q
@@ -245,6 +274,17 @@ SET status = 'superseded', superseded_by = older.newest, finished_at = now()
 FROM older
 WHERE o.id = older.id
 RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
+)sql";
+
+// Recovery (routing_recovery.cpp): the events from the floor $1 up to the
+// stored cursor's scanned id $2, by the primary key.
+constexpr const char* recovery_look_sql = R"sql(
+SELECT id FROM {{events}} WHERE id >= $1::bigint AND id <= $2::bigint ORDER BY id
+)sql";
+
+// The unlogged partition holds what it held again (schema/021).
+constexpr const char* handed_alive_sql = R"sql(
+INSERT INTO {{deliveries}}_handed_alive DEFAULT VALUES ON CONFLICT DO NOTHING
 )sql";
 
 } // namespace routing_detail

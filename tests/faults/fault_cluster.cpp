@@ -87,7 +87,7 @@ void fault_cluster::start_status_node() {
 }
 
 void fault_cluster::start_router_node() {
-  router_node = start_node("router", {"--roles=router,sweeper", "--join",
+  router_node = start_node("router", {"--roles", router_roles, "--join",
                                       "127.0.0.1:" + status_port_});
 }
 

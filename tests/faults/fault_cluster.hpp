@@ -50,7 +50,8 @@ public:
   /// Flags every node gets besides its role's (TLS, say), and those the
   /// status node gets besides (--http, say): set before starting them.
   std::vector<std::string> node_args, status_args;
-  /// The roles of the dispatcher node.
+  /// The roles of the router node and of the dispatcher node.
+  std::string router_roles = "router,sweeper";
   std::string dispatcher_roles = "dispatcher,results";
 
   void start_status_node();

@@ -87,6 +87,10 @@ void private_services::start_database() {
   shell("postgres_start " + dir_);
 }
 
+void private_services::crash_database() {
+  shell("postgres_crash " + dir_);
+}
+
 void private_services::shell(const std::string& calls) {
   auto [rc, out] = run_command("bash -c 'source " + std::string{OUTBOX_SOURCE_DIR}
                                + "/tools/lib/services.sh && " + calls + "'");

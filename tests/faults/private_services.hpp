@@ -25,6 +25,9 @@ public:
   void broker_memory_alarm(bool on);
   void stop_database();
   void start_database();
+  /// Stops the database as a crash would (pg_ctl -m immediate): its next
+  /// start recovers from the WAL and empties the unlogged tables.
+  void crash_database();
 
   /// The broker's log folder (its connection and heartbeat lines).
   std::string broker_log_dir() const { return dir_ + "/rabbitmq/log"; }

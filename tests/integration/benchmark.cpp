@@ -111,7 +111,7 @@ CAF_TEST(every phase runs on a small scale and its figures fit together) {
   std::string output;
   // A table setting to weigh, run after the migrations.
   auto schema_sql = "/tmp/" + unique_prefix() + "schema.sql";
-  std::ofstream{schema_sql} << "ALTER TABLE {{deliveries}} SET (fillfactor = 95);\n";
+  std::ofstream{schema_sql} << "ALTER TABLE {{deliveries}}_logged SET (fillfactor = 95);\n";
   auto doc = successful_run("--events 300 --latency-events 40 --backlog 2000"
                             " --contention-clients 1,2 --contention-seconds 1"
                             " --idle-seconds 1 --idle-samples 1"

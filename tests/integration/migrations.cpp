@@ -68,6 +68,43 @@ CAF_TEST(the tables have every designed column) {
     CAF_CHECK_NOT_EQUAL(text.find(c), std::string::npos);
 }
 
+CAF_TEST(handed deliveries live in an unlogged partition of their own) {
+  schema_fixture f;
+  // The partitions and their persistence: 'p' the parent, 'u' unlogged.
+  auto parts = must_exec(f.db,
+                         "SELECT string_agg(c.relname::text || ':' || c.relpersistence::text,"
+                         " ',' ORDER BY c.relname)"
+                         " FROM pg_partition_tree($1::regclass) t"
+                         " JOIN pg_class c ON c.oid = t.relid",
+                         {f.names.deliveries})
+                 .text(0, 0);
+  CAF_CHECK_EQUAL(parts, f.names.deliveries + ":p," + f.names.deliveries
+                           + "_handed:u," + f.names.deliveries + "_logged:p");
+  auto marker = must_exec(f.db, "SELECT relpersistence, (SELECT count(*) FROM "
+                                  + f.names.deliveries + "_handed_alive)"
+                                  " FROM pg_class WHERE oid = $1::regclass",
+                          {f.names.deliveries + "_handed_alive"});
+  CAF_CHECK_EQUAL(marker.text(0, 0), "u");
+  CAF_CHECK_EQUAL(marker.int64(0, 1), 1);
+  // A row goes to the partition its flag names, and an update that clears
+  // the flag moves it (what every transition of a handed send does).
+  auto event = must_exec(f.db, "INSERT INTO " + f.names.events
+                                 + " (event_type, payload) VALUES ('t', '{}')"
+                                   " RETURNING id").text(0, 0);
+  auto where = [&](const std::string& sql) {
+    return must_exec(f.db, sql, {event}).text(0, 0);
+  };
+  CAF_CHECK_EQUAL(where("INSERT INTO " + f.names.deliveries
+                        + " (event_id, job, queue, delivery_timeout_seconds,"
+                          " status, handed) VALUES ($1, 'J', 'q', 30,"
+                          " 'dispatched', true) RETURNING tableoid::regclass::text"),
+                  f.names.deliveries + "_handed");
+  CAF_CHECK_EQUAL(where("UPDATE " + f.names.deliveries
+                        + " SET handed = false, status = 'pending'"
+                          " WHERE event_id = $1 RETURNING tableoid::regclass::text"),
+                  f.names.deliveries + "_logged");
+}
+
 CAF_TEST(dropping a schema leaves none of its functions behind) {
   auto db = connect_db();
   auto prefix = unique_prefix();

@@ -149,7 +149,7 @@ struct plan_fixture : delivery_fixture {
                    "\"delivery_timeout_seconds\": 60, "
                    "\"ttl_seconds\": 0, \"merge\": \"replace\", "
                    "\"ordering\": \"none\", \"on_failure\": \"continue\"}]',"
-                   " '{1,2}', '{}', -1, '{q}', '{1000}', 0, '{}')");
+                   " '{1,2}', '{}', -1, '{q}', '{1000}', 0, '{}', false)");
   }
 
   std::string lead_plan() {

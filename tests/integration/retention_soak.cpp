@@ -48,17 +48,25 @@ struct soak_fixture : cluster_fixture {
   }
 
   sample take(int second) {
+    // The deliveries table's bytes are its partitions' (schema/021); the
+    // completion log is what retention trims of the completed ones.
     auto bytes = must_exec(db, "SELECT pg_total_relation_size($1::regclass)"
-                               " + pg_total_relation_size($2::regclass)",
-                           {names.events, names.deliveries});
+                               " + (SELECT sum(pg_total_relation_size(relid))"
+                               "    FROM pg_partition_tree($2::regclass))::bigint"
+                               " + pg_total_relation_size($3::regclass)",
+                           {names.events, names.deliveries,
+                            names.deliveries + "_completed"});
     return {second, count(names.events), count(names.deliveries),
             bytes.int64(0, 0)};
   }
 
   std::string vacuums() {
     auto rows = must_exec(db, "SELECT relname, autovacuum_count, n_dead_tup"
-                              " FROM pg_stat_user_tables WHERE relname IN ($1, $2)",
-                          {names.events, names.deliveries});
+                              " FROM pg_stat_user_tables"
+                              " WHERE relname IN ($1, $2, $3, $4)",
+                          {names.events, names.deliveries + "_logged",
+                           names.deliveries + "_handed",
+                           names.deliveries + "_completed"});
     std::string out;
     for (int i = 0; i < rows.size(); ++i)
       out += rows.text(i, 0) + ": " + rows.text(i, 1) + " autovacuums, "

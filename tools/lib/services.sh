@@ -85,6 +85,14 @@ postgres_stop() {
   as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
 }
 
+# A crash, as far as the data is concerned: no shutdown checkpoint, so the
+# next start runs crash recovery (and empties every unlogged table).
+postgres_crash() {
+  local dir=$1/postgres
+  [ -f "$dir/data/postmaster.pid" ] || return 0
+  as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+}
+
 # The node is named after its AMQP port, so that two runs never share one.
 rabbitmq_node() {
   echo "outbox$(cat "$1/rabbitmq/port")@localhost"

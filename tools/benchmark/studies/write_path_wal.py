@@ -7,8 +7,10 @@ relay's statements in batches of B, each variant twice on fresh tables
 after a CHECKPOINT (the second is reported).
 
 Usage: write_path_wal.py DATABASE_URL
-DATABASE_URL names a database freshly migrated by `outboxctl migrate`
-with the default table names and nothing else in it: the study truncates
+DATABASE_URL names a database freshly migrated up to schema/020 (by an
+`outboxctl migrate` of a commit before schema/021, which built the
+unlogged partition this study weighed) with the default table names and
+nothing else in it: the study truncates
 the outbox tables and makes tables of its own (study_*), dropped at the
 end. Needs python3-psycopg2.
 """
