@@ -33,11 +33,12 @@
 -- the two partitions. Routing's ON CONFLICT names no columns: a partition's
 -- unique keys are its arbiters.
 --
--- Upgrade: stop every router of an older version before this migration
--- (as for 014 to 016): its routing statement names the conflict columns,
--- which a partitioned table cannot arbitrate. Older dispatchers, result
--- handlers and sweepers keep working. The migration takes no time per row
--- but one read of the table (ATTACH checks that every row is unhanded).
+-- Upgrade: stop every node of an older version before this migration.
+-- An older router's statement names the conflict columns, which a
+-- partitioned table cannot arbitrate; an older result handler or sweeper
+-- would leave a retry or a failure of a handed send in the unlogged
+-- partition. The migration takes no time per row but one read of the
+-- table (ATTACH checks that every row is unhanded).
 
 ALTER TABLE {{deliveries}} RENAME TO {{deliveries}}_logged;
 -- The id's sequence moves to the parent: dropping the identity drops its

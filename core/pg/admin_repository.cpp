@@ -139,7 +139,7 @@ namespace {
 // hands a key on. The caller releases the keys of those it parked in the
 // same transaction: a retried blocked head is the key's earliest waiting
 // delivery, so it goes at once.
-const char* retry_set = " SET status = 'pending', attempts = 0,"
+const char* retry_set = " SET handed = false, status = 'pending', attempts = 0,"
                         " available_at = CASE WHEN ordered THEN NULL ELSE now() END,"
                         " skipped_at = NULL,"
                         " dispatch_id = NULL, dispatched_at = NULL,"

@@ -44,14 +44,14 @@ constexpr const char* send_columns = R"sql(SELECT 'send'::text AS kind, c.id AS 
 constexpr const char* claim_sql = R"sql(
 WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
   UPDATE {{deliveries}} d
-  SET status = 'expired', finished_at = now(),
+  SET handed = false, status = 'expired', finished_at = now(),
       last_error = 'time to live ran out before sending'
   FROM ready r
   WHERE d.id = r.id AND d.expires_at IS NOT NULL AND d.expires_at <= now()
   RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
 ), claimed AS (
   UPDATE {{deliveries}} d
-  SET status = 'dispatched', dispatch_id = gen_random_uuid(),
+  SET handed = false, status = 'dispatched', dispatch_id = gen_random_uuid(),
       dispatched_at = now(),
       delivery_timeout_at = now() + make_interval(secs => d.delivery_timeout_seconds)
   FROM ready r
@@ -149,7 +149,8 @@ LIMIT $2
 // Takes a delivery out of the claims for good (schema/009_quarantine.sql).
 constexpr const char* quarantine_sql = R"sql(
 UPDATE {{deliveries}}
-SET status = 'failed', failed_at = now(), finished_at = now(), last_error = $2
+SET handed = false, status = 'failed', failed_at = now(), finished_at = now(),
+    last_error = $2
 WHERE id = $1 AND status = 'pending'
 RETURNING id, event_id, job, queue, attempts
 )sql";

@@ -37,7 +37,7 @@ std::string blocked_sql() {
 // Guarded by the same test as the lock's verdict, so a row changed since
 // is left alone. A failed head keeps the reason it failed.
 std::string skip_sql() {
-  return std::string{"UPDATE {{deliveries}} SET"
+  return std::string{"UPDATE {{deliveries}} SET handed = false,"
                      " last_error = CASE WHEN status = 'failed' THEN last_error"
                      " ELSE 'skipped by an operator (was ' || status || ')' END,"
                      " status = 'failed', skipped_at = now(),"

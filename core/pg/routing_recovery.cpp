@@ -30,17 +30,57 @@ routing_repository::recover_handed(pg_connection& conn, const lead& stored) {
     if (!rows)
       return rows.error();
     std::vector<int64_t> ids;
-    int64_t events = 0;
+    int64_t events = 0, skipped = 0;
+    auto add = [&](const routing_result& routed) {
+      out.deliveries_created += routed.deliveries_created;
+      for (auto& [queue, n] : routed.per_queue)
+        out.per_queue[queue] += n;
+    };
+    // Each chunk under a savepoint: one that fails on some row's data (a
+    // route changed since, say) is routed again an event at a time, and an
+    // event that fails alone is left out with an error line. It was routed
+    // before; it must not keep every other lost send, and all routing, back.
+    auto in_savepoint = [&](const std::vector<int64_t>& some)
+      -> caf::expected<std::optional<routing_result>> {
+      if (auto sp = conn.exec("handed_recovery_savepoint", "SAVEPOINT handed_recovery");
+          !sp)
+        return sp.error();
+      auto routed = route_ids(conn, some, true);
+      if (!routed && !is_data_error(routed.error()))
+        return routed.error();
+      auto end = conn.exec("handed_recovery_savepoint_end",
+                           routed ? "RELEASE SAVEPOINT handed_recovery"
+                                  : "ROLLBACK TO SAVEPOINT handed_recovery");
+      if (!end)
+        return end.error();
+      if (!routed)
+        return std::optional<routing_result>{};
+      return std::optional<routing_result>{std::move(*routed)};
+    };
     auto route_chunk = [&]() -> caf::error {
       if (ids.empty())
         return caf::none;
-      auto routed = route_ids(conn, ids, true);
-      if (!routed)
-        return routed.error();
+      auto chunk = in_savepoint(ids);
+      if (!chunk)
+        return chunk.error();
+      if (*chunk) {
+        add(**chunk);
+      } else {
+        for (auto id : ids) {
+          auto one = in_savepoint({id});
+          if (!one)
+            return one.error();
+          if (*one) {
+            add(**one);
+            continue;
+          }
+          ++skipped;
+          logger("router")->error("event=handed_recovery_skipped outboxEventId={} "
+                                  "reason=routing_failed_on_its_data",
+                                  id);
+        }
+      }
       events += static_cast<int64_t>(ids.size());
-      out.deliveries_created += routed->deliveries_created;
-      for (auto& [queue, n] : routed->per_queue)
-        out.per_queue[queue] += n;
       ids.clear();
       return caf::none;
     };
@@ -56,9 +96,9 @@ routing_repository::recover_handed(pg_connection& conn, const lead& stored) {
     if (auto err = route_chunk())
       return err;
     logger("router")->warn("event=handed_deliveries_recovered floor={} scanned={} "
-                           "events={} deliveries={}",
+                           "events={} deliveries={} skipped={}",
                            *stored.handed_floor, stored.stored.scanned, events,
-                           out.deliveries_created);
+                           out.deliveries_created, skipped);
   }
   auto alive = conn.exec_prepared("routing_handed_alive", handed_alive_sql_);
   if (!alive)

@@ -83,9 +83,11 @@ JOIN {{events}} e ON e.id = u.event_id
 // and no more than the room, in event order. The rest are inserted
 // pending, as they all are without a handoff.
 //
-// Only events above the stored cursor's position are handed: an event
-// at or below it (set aside until its type had a route, a replay, one
-// routed alone) is older than the floor may be (schema/021).
+// Only new events are handed: above the stored cursor's position and not
+// set aside. An older one (set aside until its type had a route, a replay,
+// one routed alone) may be below what retention already took, and routing
+// it changes nothing of the cursor, so the floor would not be stored
+// (schema/021); a transaction that routes new events always stores it.
 // A handed delivery goes to the unlogged partition (handed = true), and
 // when the cursor is stored ($4), so is the floor of the handed events:
 // the lowest event id in that partition, counting this statement's own
@@ -115,7 +117,9 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
          r.replay,
          o.ordered AND r.on_failure = 'block' AS block_on_failure,
          h.handy AND (x.expires_at IS NULL OR x.expires_at > now())
-           AND c.id > (SELECT position FROM stored) AS handable
+           AND c.id > (SELECT position FROM stored)
+           AND NOT EXISTS (SELECT 1 FROM {{events}}_unrouted u
+                           WHERE u.event_id = c.id) AS handable
   FROM claimed c JOIN routes r ON r.event_type = c.event_type
   CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
   CROSS JOIN LATERAL (SELECT NOT o.ordered AND (c.key IS NULL OR r.merge = 'none'))
@@ -150,12 +154,23 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
          CASE WHEN m.replay THEN now() END,
          m.hand
   FROM handed m
+  -- Each partition's unique key guards only its own rows: a delivery in
+  -- the other one (a replay's, or one routed before a cursor reset) is
+  -- looked up.
+  WHERE CASE WHEN m.hand
+          THEN NOT EXISTS (SELECT 1 FROM {{deliveries}}_logged l
+                           WHERE l.event_id = m.event_id AND l.job = m.job
+                             AND l.queue = m.queue)
+          ELSE NOT EXISTS (SELECT 1 FROM {{deliveries}}_handed l
+                           WHERE l.event_id = m.event_id AND l.job = m.job
+                             AND l.queue = m.queue) END
   ORDER BY m.event_id, m.job, m.queue
   ON CONFLICT DO NOTHING
   RETURNING id, event_id, queue, coalesce_key, job, merge, ordered, status,
             dispatch_id
 ), taken AS (
-  DELETE FROM {{events}}_unrouted u WHERE u.event_id = ANY($2::bigint[])
+  DELETE FROM {{events}}_unrouted u
+  WHERE u.event_id = ANY($2::bigint[]) AND NOT $9::boolean
 ), aside AS (
   INSERT INTO {{events}}_unrouted (event_id, event_type)
   SELECT e.id, e.event_type FROM {{events}} e WHERE e.id = ANY($3::bigint[])
@@ -277,9 +292,13 @@ RETURNING o.id, o.event_id, o.job, o.queue, older.newest, older.merge
 )sql";
 
 // Recovery (routing_recovery.cpp): the events from the floor $1 up to the
-// stored cursor's scanned id $2, by the primary key.
+// stored cursor's scanned id $2, by the primary key, but not those set
+// aside (their types had no route: nothing of theirs was handed).
 constexpr const char* recovery_look_sql = R"sql(
-SELECT id FROM {{events}} WHERE id >= $1::bigint AND id <= $2::bigint ORDER BY id
+SELECT e.id FROM {{events}} e
+WHERE e.id >= $1::bigint AND e.id <= $2::bigint
+  AND NOT EXISTS (SELECT 1 FROM {{events}}_unrouted u WHERE u.event_id = e.id)
+ORDER BY e.id
 )sql";
 
 // The unlogged partition holds what it held again (schema/021).

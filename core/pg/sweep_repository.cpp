@@ -56,7 +56,7 @@ WITH x AS (
   FOR UPDATE SKIP LOCKED
 )
 UPDATE {{deliveries}} d
-SET status = 'expired', finished_at = now(),
+SET handed = false, status = 'expired', finished_at = now(),
     last_error = 'time to live ran out before sending'
 FROM x WHERE d.id = x.id
 RETURNING d.id, d.event_id, d.job, d.queue, d.attempts, d.ordered

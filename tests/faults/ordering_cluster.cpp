@@ -76,10 +76,18 @@ void ordering_cluster::install_dispatch_log() {
                     " end_status text, end_error text)");
   must_exec(db, "CREATE FUNCTION " + log_function_ + "() RETURNS trigger "
                 "LANGUAGE plpgsql AS $$ BEGIN "
-                // A completion moves the row to the completion log.
+                // A completion moves the row to the completion log. An
+                // update that moves a handed send into the logged partition
+                // (schema/021) fires the delete and insert triggers of the
+                // partitions instead of the update's: the row it became is
+                // found by its id (an AFTER trigger sees the statement's
+                // changes).
                 "IF TG_OP = 'DELETE' THEN "
-                "UPDATE " + log_table_ + " SET ended_at = clock_timestamp(), "
-                "end_status = 'completed' WHERE dispatch_id = OLD.dispatch_id; "
+                "UPDATE " + log_table_ + " l SET ended_at = clock_timestamp(), "
+                "end_status = coalesce(m.status, 'completed'), end_error = m.last_error "
+                "FROM (SELECT NULL) x LEFT JOIN " + names.deliveries
+                + " m ON m.id = OLD.id "
+                "WHERE l.dispatch_id = OLD.dispatch_id; "
                 "RETURN NULL; END IF; "
                 "IF TG_OP = 'UPDATE' AND OLD.status = 'dispatched' "
                 "AND (NEW.status <> 'dispatched' "
@@ -92,7 +100,8 @@ void ordering_cluster::install_dispatch_log() {
                 "OR NEW.dispatch_id IS DISTINCT FROM OLD.dispatch_id) THEN "
                 "INSERT INTO " + log_table_ + " VALUES (NEW.dispatch_id, NEW.id, "
                 "NEW.queue, NEW.coalesce_key, current_setting('application_name'), "
-                "clock_timestamp()); END IF; RETURN NULL; END $$");
+                "clock_timestamp()) ON CONFLICT (dispatch_id) DO NOTHING; END IF; "
+                "RETURN NULL; END $$");
   must_exec(db, "CREATE TRIGGER " + log_function_ + "_trg AFTER UPDATE ON "
                   + names.deliveries
                   + " FOR EACH ROW WHEN (OLD.status = 'dispatched' OR "

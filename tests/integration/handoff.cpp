@@ -166,4 +166,80 @@ CAF_TEST(a handed delivery never published times out like a claimed one) {
   CAF_CHECK_EQUAL(count_status("pending"), 1);
 }
 
+CAF_TEST(every transition of a handed send moves it into the logged partition) {
+  for (int i = 0; i < 3; ++i)
+    publish("e", "{}");
+  auto r = route_with({make_route("J", "q", merge_mode::replace)}, {{"q", 10}});
+  auto handed = r.handed["q"];
+  CAF_REQUIRE_EQUAL(handed.size(), 3u);
+  auto partition = [&](int64_t id) {
+    return must_exec(db, "SELECT tableoid::regclass::text FROM " + names.deliveries
+                           + " WHERE id = $1",
+                     {std::to_string(id)})
+      .text(0, 0);
+  };
+  for (auto& h : handed)
+    CAF_CHECK_EQUAL(partition(h.id), names.deliveries + "_handed");
+  // A retry answered by the worker, a send given back, a send timed out.
+  auto got = claims.fetch_handed(db, {handed[0]});
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->jobs.size(), 1u);
+  CAF_CHECK_EQUAL(apply({result_of(got->jobs[0], outcome::retry)}).retried, 1);
+  CAF_REQUIRE(claims.release_handed(db, {handed[1]}));
+  must_exec(db, "UPDATE " + names.deliveries + "_handed"
+                  + " SET delivery_timeout_at = now() - interval '1 s'");
+  auto swept = sweeps.sweep(db, 100);
+  CAF_REQUIRE(swept);
+  CAF_CHECK_EQUAL(swept->retried, 1);
+  for (auto& h : handed) {
+    CAF_CHECK_EQUAL(partition(h.id), names.deliveries + "_logged");
+    CAF_CHECK_EQUAL(status_of(h.id), "pending");
+  }
+}
+
+// What PostgreSQL's crash recovery does to unlogged tables, done by hand:
+// the routing that leads next must make the lost sends again, and nothing
+// that survived.
+CAF_TEST(a crash that empties the handed partition makes its sends again) {
+  std::vector<int64_t> events;
+  for (int i = 0; i < 4; ++i)
+    events.push_back(publish("e", "{}"));
+  auto aside = publish("x", "{}"); // no route: set aside
+  auto routes = std::vector<route>{make_route("J", "q", merge_mode::replace)};
+  auto r = route_with(routes, {{"q", 3}});
+  auto handed = r.handed["q"];
+  CAF_REQUIRE_EQUAL(handed.size(), 3u);
+  CAF_CHECK_EQUAL(r.per_queue["q"], 1);
+  // One handed send completed before the crash: it is in the log.
+  auto got = claims.fetch_handed(db, {handed[0]});
+  CAF_REQUIRE(got);
+  CAF_CHECK_EQUAL(apply({result_of(got->jobs[0], outcome::completed)}).completed, 1);
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT handed_floor FROM " + names.events
+                                  + "_routing").int64(0, 0),
+                  events[0]);
+  must_exec(db, "TRUNCATE " + names.deliveries + "_handed" + ", "
+                  + names.deliveries + "_handed_alive");
+  auto again = route_with(routes, {{"q", 10}});
+  CAF_CHECK_EQUAL(again.deliveries_created, 2);
+  CAF_CHECK(again.handed.empty());
+  // Each event has its one delivery: the completed one in the log, the
+  // lost ones pending again, the one that was pending as it was.
+  auto per_event = must_exec(db, "SELECT event_id, count(*), max(status) FROM "
+                                   + all_deliveries(names)
+                                   + " d GROUP BY event_id ORDER BY event_id");
+  CAF_REQUIRE_EQUAL(per_event.size(), 4);
+  for (int i = 0; i < 4; ++i) {
+    CAF_CHECK_EQUAL(per_event.int64(i, 0), events[i]);
+    CAF_CHECK_EQUAL(per_event.int64(i, 1), 1);
+    CAF_CHECK_EQUAL(per_event.text(i, 2), i == 0 ? "completed" : "pending");
+  }
+  // The set-aside event keeps its place; the partition is marked alive,
+  // so the next pass recovers nothing.
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.events
+                                  + "_unrouted WHERE event_id = $1",
+                            {std::to_string(aside)}).int64(0, 0),
+                  1);
+  CAF_CHECK_EQUAL(route_with(routes, {{"q", 10}}).deliveries_created, 0);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -327,7 +327,11 @@ CAF_TEST(the status counts blocked keys and the longest wait for a key) {
     text += plan.text(i, 0) + "\n";
   CAF_MESSAGE("plan:\n" << text);
   CAF_CHECK_NOT_EQUAL(text.find(names.deliveries + "_ordered_idx"), std::string::npos);
-  CAF_CHECK_EQUAL(text.find("Seq Scan"), std::string::npos);
+  // The logged partition's rows by the index; the unlogged partition of
+  // handed sends holds no ordered delivery and is empty here, which the
+  // planner reads whole at no cost.
+  CAF_CHECK_EQUAL(text.find("Seq Scan on " + names.deliveries + "_logged"),
+                  std::string::npos);
 }
 
 CAF_TEST(outboxctl blocked lists blocked keys with their keys printed safely) {
