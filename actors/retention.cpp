@@ -42,6 +42,8 @@ private:
   // events: a pass stays short, and a full batch asks for the next at once.
   caf::error delete_batches(pass_outcome& out) {
     deleted_rows total;
+    if (auto err = turn_ring(out, total))
+      return err;
     for (auto status : final_delivery_statuses()) {
       auto hours = policy_.hours_of(status);
       if (hours <= 0)
@@ -64,6 +66,35 @@ private:
     out.rows = total.deliveries + total.events + *quarantined;
     if (out.rows > 0)
       log_batch(out, total, *quarantined);
+    return caf::none;
+  }
+
+  // The events and the completion log go a partition at a time
+  // (schema/022), once a span, by the completed window; a ring kept forever
+  // (a window of 0) never turns.
+  caf::error turn_ring(pass_outcome& out, deleted_rows& total) {
+    auto hours = policy_.hours_of(delivery_status::completed);
+    if (hours <= 0)
+      return caf::none;
+    auto turned = store_->turn_ring(hours, policy_.longest_hours());
+    if (!turned)
+      return turned.error();
+    if (turned->span_changed)
+      logger("retention")->info("event=retention_ring_span spanSeconds={}",
+                                hours * 3600 / 2);
+    if (turned->busy)
+      out.counters["ring_busy"] += 1;
+    if (!turned->emptied)
+      return caf::none;
+    out.counters["emptied_partitions"] += 1;
+    out.counters["deleted_completed"] += turned->deleted.deliveries;
+    total.deliveries += turned->deleted.deliveries;
+    total.events += turned->deleted.events;
+    logger("retention")->info(
+      "event=retention_partition_emptied events={} completed={} keptEvents={} "
+      "keptCompleted={}",
+      turned->deleted.events, turned->deleted.deliveries, turned->kept.events,
+      turned->kept.deliveries);
     return caf::none;
   }
 

@@ -41,6 +41,17 @@ struct deleted_rows {
   int64_t events = 0;
 };
 
+/// What a turn of the ring did (schema/022: the events and the completion
+/// log as four partitions by time, emptied whole). `deleted` counts the
+/// rows a TRUNCATE took; `kept` the rows moved out of its partition first.
+struct ring_outcome {
+  bool span_changed = false; ///< the span was set this time: nothing emptied
+  bool emptied = false;      ///< a partition was truncated
+  bool busy = false;         ///< its lock was not free in time: next pass
+  deleted_rows deleted;      ///< deliveries: the completion log's rows
+  deleted_rows kept;
+};
+
 /// The retention actor's seam to the database; a fake in the unit tests.
 class retention_store {
 public:
@@ -52,9 +63,17 @@ public:
   virtual caf::expected<bool> lead() = 0;
 
   /// Deletes up to `batch` deliveries of the final `status` that finished
-  /// more than `hours` ago, and the events left without deliveries by it.
+  /// more than `hours` ago from the deliveries table, and the events left
+  /// without deliveries by it. (Completions in the completion log go with
+  /// their partition of the ring.)
   virtual caf::expected<deleted_rows>
   delete_finished(delivery_status status, double hours, int32_t batch) = 0;
+
+  /// Sets the ring's span for the completed window, or empties the ring's
+  /// oldest partition when its turn has come (core/pg/retention_ring.hpp).
+  /// `longest_hours` keeps a quarantined event (0: forever).
+  virtual caf::expected<ring_outcome> turn_ring(double completed_hours,
+                                                double longest_hours) = 0;
 
   /// Deletes up to `batch` quarantined events quarantined more than
   /// `hours` ago.

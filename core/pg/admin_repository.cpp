@@ -304,7 +304,8 @@ admin_repository::prune(pg_connection& conn, int64_t hours,
   retention_repository retention{names_};
   for (auto status : statuses)
     for (;;) {
-      auto rows = retention.delete_finished(conn, status, hours * 3600.0, batch);
+      auto rows = retention.delete_finished(conn, status, hours * 3600.0, batch,
+                                            logged_completions::row_by_row);
       if (!rows)
         return rows.error();
       out.deliveries += rows->deliveries;

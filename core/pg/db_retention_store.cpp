@@ -5,7 +5,7 @@
 namespace outbox {
 
 db_retention_store::db_retention_store(std::string url, const schema_names& names)
-  : url_(std::move(url)), repo_(names) {
+  : url_(std::move(url)), repo_(names), ring_(names) {
 }
 
 template <class T, class F>
@@ -44,7 +44,15 @@ caf::expected<deleted_rows>
 db_retention_store::delete_finished(delivery_status status, double hours,
                                     int32_t batch) {
   return run<deleted_rows>([&](pg_connection& c) {
-    return repo_.delete_finished(c, status, hours * 3600.0, batch);
+    return repo_.delete_finished(c, status, hours * 3600.0, batch,
+                                 logged_completions::with_their_partition);
+  });
+}
+
+caf::expected<ring_outcome>
+db_retention_store::turn_ring(double completed_hours, double longest_hours) {
+  return run<ring_outcome>([&](pg_connection& c) {
+    return ring_.turn(c, completed_hours * 3600.0, longest_hours * 3600.0);
   });
 }
 

@@ -11,6 +11,7 @@
 #include "core/domain/retention.hpp"
 #include "core/pg/pg_connection.hpp"
 #include "core/pg/retention_repository.hpp"
+#include "core/pg/retention_ring.hpp"
 
 namespace outbox {
 
@@ -22,6 +23,8 @@ public:
   caf::expected<deleted_rows> delete_finished(delivery_status status,
                                               double hours,
                                               int32_t batch) override;
+  caf::expected<ring_outcome> turn_ring(double completed_hours,
+                                        double longest_hours) override;
   caf::expected<int64_t> delete_quarantined_events(double hours,
                                                    int32_t batch) override;
 
@@ -35,6 +38,7 @@ private:
   std::optional<pg_connection> conn_;
   bool leader_ = false; ///< conn_ holds the retention lock
   retention_repository repo_;
+  retention_ring ring_;
 };
 
 } // namespace outbox

@@ -147,7 +147,7 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
     "DROP TABLE IF EXISTS " + n.deliveries + ", " + n.deliveries
       + "_completed, " + n.deliveries + "_paused, " + n.deliveries
       + "_late, " + n.deliveries + "_handed_alive, " + n.events + ", "
-      + n.events + "_routing, " + n.events + "_unrouted, "
+      + n.events + "_routing, " + n.events + "_unrouted, " + n.events + "_ring, "
       + n.migrations + " CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.publish_function
       + "(text, text, text, bigint, jsonb, timestamptz, text);"
@@ -161,6 +161,8 @@ caf::error drop_schema(pg_connection& conn, const schema_names& n) {
       + " DROP FUNCTION IF EXISTS " + n.events + "_truncate_deliveries() CASCADE;"
       + " DROP FUNCTION IF EXISTS " + n.deliveries
       + "_complete_ordered(bigint[], text[], text[]);"
+      + " DROP FUNCTION IF EXISTS " + n.events + "_ring_slot();"
+      + " DROP FUNCTION IF EXISTS " + n.events + "_ring_span();"
       + " DROP FUNCTION IF EXISTS " + n.deliveries + "_end_late(text[]);"
       + " DROP FUNCTION IF EXISTS " + n.deliveries + "_expire_late(integer);"
       + " DROP FUNCTION IF EXISTS " + n.deliveries

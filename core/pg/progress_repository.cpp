@@ -58,19 +58,21 @@ GROUP BY e.id ORDER BY e.id
 // The statistics' tuple counts lag the tables (each backend reports its
 // changes when it goes idle, at most once a second, and one that went idle
 // sooner than that 10 s later); the sizes and the counts are exact.
+// The deliveries are the table's and the completion log's.
 constexpr const char* sample_sql = R"sql(
-SELECT pg_total_relation_size(e.relid), e.n_live_tup, e.n_dead_tup,
+SELECT e.bytes, e.n_live_tup, e.n_dead_tup,
        (SELECT count(*) FROM {{events}}),
-       d.bytes, d.n_live_tup, d.n_dead_tup,
-       (SELECT count(*) FROM {{deliveries}}),
+       d.bytes + c.bytes, d.n_live_tup + c.n_live_tup, d.n_dead_tup + c.n_dead_tup,
+       (SELECT count(*) FROM {{deliveries}})
+       + (SELECT count(*) FROM {{deliveries}}_completed),
        (SELECT count(*) FROM {{deliveries}}
         WHERE status = 'completed' AND completed_at >= to_timestamp($1)
           AND completed_at < to_timestamp($2))
        + (SELECT count(*) FROM {{deliveries}}_completed
           WHERE completed_at >= to_timestamp($1)
-            AND completed_at < to_timestamp($2))
-FROM pg_stat_user_tables e, {{deliveries_stats}} d
-WHERE e.relid = '{{events}}'::regclass
+            AND completed_at < to_timestamp($2)),
+       pg_current_wal_lsn() - '0/0'::pg_lsn
+FROM {{events_stats}} e, {{deliveries_stats}} d, {{completed_stats}} c
 )sql";
 
 constexpr const char* writes_sql = R"sql(
@@ -78,14 +80,13 @@ SELECT pg_current_wal_lsn() - '0/0'::pg_lsn,
        e.n_tup_ins, e.n_tup_upd, e.n_tup_hot_upd, e.n_tup_del,
        d.n_tup_ins, d.n_tup_upd, d.n_tup_hot_upd, d.n_tup_del,
        c.n_tup_ins, c.n_tup_upd, c.n_tup_hot_upd, c.n_tup_del
-FROM pg_stat_user_tables e, {{deliveries_stats}} d, pg_stat_user_tables c
-WHERE e.relid = '{{events}}'::regclass
-  AND c.relid = '{{deliveries}}_completed'::regclass
+FROM {{events_stats}} e, {{deliveries_stats}} d, {{completed_stats}} c
 )sql";
 
-// The deliveries table's figures: the sums over its partitions
-// (schema/021), as one row with pg_stat_user_tables' column names.
-constexpr const char* deliveries_stats = R"sql((
+// A table's figures: the sums over its partitions (the deliveries by
+// handed, schema/021; the events and the completion log by time,
+// schema/022), as one row with pg_stat_user_tables' column names.
+constexpr const char* tree_stats = R"sql((
   SELECT sum(pg_total_relation_size(s.relid))::bigint AS bytes,
          sum(s.n_live_tup)::bigint AS n_live_tup,
          sum(s.n_dead_tup)::bigint AS n_dead_tup,
@@ -94,11 +95,17 @@ constexpr const char* deliveries_stats = R"sql((
          sum(s.n_tup_hot_upd)::bigint AS n_tup_hot_upd,
          sum(s.n_tup_del)::bigint AS n_tup_del
   FROM pg_stat_user_tables s
-  WHERE s.relid IN (SELECT relid FROM pg_partition_tree('{{deliveries}}')))
+  WHERE s.relid IN (SELECT relid FROM pg_partition_tree('{{table}}')))
 )sql";
 
-std::string with_deliveries_stats(std::string sql) {
-  fill_slot(sql, "{{deliveries_stats}}", deliveries_stats);
+std::string with_tree_stats(std::string sql) {
+  for (auto [slot, table] : {std::pair{"{{events_stats}}", "{{events}}"},
+                             std::pair{"{{deliveries_stats}}", "{{deliveries}}"},
+                             std::pair{"{{completed_stats}}", "{{deliveries}}_completed"}}) {
+    std::string stats = tree_stats;
+    fill_slot(stats, "{{table}}", table);
+    fill_slot(sql, slot, stats);
+  }
   return sql;
 }
 
@@ -114,8 +121,8 @@ progress_repository::progress_repository(schema_names names)
     last_id_sql_(fill_names(last_id_sql, names)),
     claimed_sql_(fill_names(claimed_sql, names)),
     events_sql_(fill_names(events_sql, names)),
-    sample_sql_(fill_names(with_deliveries_stats(sample_sql), names)),
-    writes_sql_(fill_names(with_deliveries_stats(writes_sql), names)) {
+    sample_sql_(fill_names(with_tree_stats(sample_sql), names)),
+    writes_sql_(fill_names(with_tree_stats(writes_sql), names)) {
 }
 
 caf::expected<bool> progress_repository::anything_open(pg_connection& conn) {
@@ -167,7 +174,8 @@ progress_repository::sample_tables(pg_connection& conn, double from, double to) 
     return table_stats{rows->int64(0, c), rows->int64(0, c + 1),
                        rows->int64(0, c + 2), rows->int64(0, c + 3)};
   };
-  return tables_sample{table(0), table(4), rows->int64(0, 8)};
+  return tables_sample{table(0), table(4), rows->int64(0, 8),
+                       static_cast<int64_t>(std::stod(rows->text(0, 9)))};
 }
 
 caf::expected<int64_t>

@@ -34,11 +34,13 @@ struct table_stats {
   int64_t rows = 0;           ///< count(*)
 };
 
-/// Both outbox tables at one moment, and the deliveries completed in a
-/// window before it (for a soak's samples).
+/// Both outbox tables at one moment (the deliveries with the completion
+/// log), the deliveries completed in a window before it, and the WAL
+/// position then (for a soak's samples).
 struct tables_sample {
   table_stats events, deliveries;
   int64_t completed = 0;
+  int64_t wal_bytes = 0; ///< pg_current_wal_lsn() in bytes
 };
 
 /// The row writes of one outbox table so far (pg_stat_user_tables): HOT

@@ -146,14 +146,15 @@ caf::expected<deleted_rows> read_deleted(const pg_rows& rows, const char* statem
 caf::expected<deleted_rows>
 retention_repository::delete_finished(pg_connection& conn,
                                       delivery_status status, double seconds,
-                                      int32_t batch) {
+                                      int32_t batch, logged_completions logged) {
   auto rows = conn.exec_prepared("retention_delete_finished", finished_sql_,
                                  {std::string{to_string(status)},
                                   seconds_text(seconds), std::to_string(batch)});
   if (!rows)
     return rows.error();
   auto out = read_deleted(*rows, "retention_delete_finished");
-  if (!out || status != delivery_status::completed)
+  if (!out || status != delivery_status::completed
+      || logged != logged_completions::row_by_row)
     return out;
   // The log has only its BRIN index, which PostgreSQL reads by a bitmap
   // scan: the relay's sessions disable those (db_stores.cpp), and ranked

@@ -23,6 +23,11 @@ class pg_connection;
 /// two-key form never meets the migrations' one-key lock.
 extern const char* const retention_lock_keys;
 
+/// Whether delete_finished of `completed` deletes the completion log's
+/// rows one by one too (`outboxctl prune`, with any window), or leaves
+/// them to their partition of the ring (retention, core/pg/retention_ring.hpp).
+enum class logged_completions { row_by_row, with_their_partition };
+
 class retention_repository {
 public:
   explicit retention_repository(schema_names names);
@@ -36,11 +41,13 @@ public:
   /// finished_at is more than `seconds` ago (never an open delivery, never
   /// a row another transaction has locked), and in the same statement the
   /// events this leaves without any delivery. One statement, in autocommit:
-  /// a short transaction. For `completed`, a second one does the same in
-  /// the completion log (schema/016); the counts are both's.
+  /// a short transaction. For `completed` with `row_by_row`, a second one
+  /// does the same in the completion log (schema/016); the counts are
+  /// both's.
   caf::expected<deleted_rows> delete_finished(pg_connection& conn,
                                               delivery_status status,
-                                              double seconds, int32_t batch);
+                                              double seconds, int32_t batch,
+                                              logged_completions logged);
 
   /// Deletes up to `batch` quarantined events (which have no deliveries)
   /// quarantined more than `seconds` ago.

@@ -248,14 +248,14 @@ CAF_TEST(a small run scrapes every node of the relay) {
   CAF_CHECK_EQUAL(output.find("idle start"), std::string::npos);
 }
 
-// --soak: after A alone (--soak-only), five intervals of 5 s at half of A,
-// with a retention window of 12 s: the series in the JSON, its table and
-// verdict in the text (against the fourth interval, the first to begin
-// after the window has filled), and its chart.
+// --soak: after A alone (--soak-only), twelve intervals of 5 s at half of
+// A, with a retention window of 12 s: the series in the JSON, its table and
+// verdict in the text (against the eleventh interval, the first to begin
+// four windows in, once retention's ring turns steadily), and its chart.
 CAF_TEST(a short soak reports its series and writes its chart) {
   auto chart = "/tmp/" + unique_prefix() + "soak.svg";
   std::string output;
-  auto doc = successful_run("--events 300 --soak-only --soak 0.34 --soak-interval-s 5"
+  auto doc = successful_run("--events 300 --soak-only --soak 1 --soak-interval-s 5"
                             " --soak-retention-minutes 0.2 --soak-chart " + chart,
                             output);
   auto& soak = doc["soak"];
@@ -264,7 +264,7 @@ CAF_TEST(a short soak reports its series and writes its chart) {
   CAF_CHECK_GREATER(soak["rateEventsPerS"].GetDouble(), 0.0);
   auto& series = soak["series"];
   CAF_REQUIRE(series.IsArray());
-  CAF_REQUIRE_EQUAL(series.Size(), 5u);
+  CAF_REQUIRE_EQUAL(series.Size(), 12u);
   int64_t completed = 0, committed = 0;
   double end = 0;
   for (auto& x : series.GetArray()) {
@@ -276,18 +276,20 @@ CAF_TEST(a short soak reports its series and writes its chart) {
                             x["commitToPublishedP99Ms"].GetDouble());
     CAF_CHECK_GREATER(x["deliveries"]["bytes"].GetInt64(), 0);
     CAF_CHECK_GREATER(x["events"]["bytes"].GetInt64(), 0);
+    CAF_CHECK_GREATER(x["walBytes"].GetInt64(), 0);
+    CAF_CHECK(x["walBytesPerEvent"].IsNumber());
   }
   // Retention keeps the last 12 s: the last sample still has events. (Not
   // deliveries: a completion deletes its row, so the table holds only what
   // is out at that instant, which may be nothing.)
   CAF_CHECK_GREATER(completed, 0);
   CAF_CHECK_GREATER(committed, 0);
-  CAF_CHECK_GREATER(series[4]["events"]["rows"].GetInt64(), 0);
-  for (auto key : {"throughput", "p99", "tableSize", "deadTuples"})
+  CAF_CHECK_GREATER(series[11]["events"]["rows"].GetInt64(), 0);
+  for (auto key : {"throughput", "p99", "tableSize", "deadTuples", "walPerEvent"})
     CAF_CHECK(soak["verdict"][key].IsBool());
-  CAF_CHECK_EQUAL(soak["verdict"]["referenceInterval"].GetInt64(), 3);
-  CAF_CHECK_NOT_EQUAL(output.find("soak verdict (last interval vs interval 4, the"
-                                  " first after the retention window filled"),
+  CAF_CHECK_EQUAL(soak["verdict"]["referenceInterval"].GetInt64(), 10);
+  CAF_CHECK_NOT_EQUAL(output.find("soak verdict (last interval vs interval 11, the"
+                                  " first after the retention ring turned steady"),
                       std::string::npos);
   // Only A and the soak ran.
   CAF_CHECK_EQUAL(doc["baselineBMessagesPerS"].GetDouble(), 0.0);
@@ -341,9 +343,9 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
   check_ends(bench("--no-such-knob 1"), 2, "--no-such-knob: no such option");
   check_ends(bench("--soak 0.1 --soak-interval-s 5 --soak-retention-minutes 0"),
              2, "--soak = 0.1: must be 0 or last at least 3 intervals");
-  // With a retention window: the window's intervals and two more.
-  check_ends(bench("--soak 0.3 --soak-interval-s 5 --soak-retention-minutes 0.2"),
-             2, "--soak = 0.3: must be 0 or last at least 5 intervals");
+  // With a retention window: four windows' intervals and two more.
+  check_ends(bench("--soak 0.9 --soak-interval-s 5 --soak-retention-minutes 0.2"),
+             2, "--soak = 0.9: must be 0 or last at least 12 intervals");
   check_ends(bench("--soak-only"), 2, "--soak-only: needs --soak MINUTES");
   check_ends(bench("--schema-sql /nonexistent-outbox-dir/x.sql"), 2,
              "--schema-sql = \"/nonexistent-outbox-dir/x.sql\": cannot read it");

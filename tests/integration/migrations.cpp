@@ -235,3 +235,53 @@ CAF_TEST(an upgrade to routing by cursor routes what was unrouted and nothing tw
                   1);
   CAF_REQUIRE(!drop_schema(db, names));
 }
+
+CAF_TEST(an upgrade to the ring keeps every row and id and routes on) {
+  auto db = connect_db();
+  auto names = schema_names{}.with_prefix(unique_prefix());
+  auto before = migrate(db, names, 21);
+  CAF_REQUIRE(before);
+  CAF_REQUIRE_EQUAL(*before, 21);
+  auto publish = [&](const std::string& payload) {
+    return must_exec(db, "SELECT " + names.publish_function + "('r', $1)", {payload})
+      .int64(0, 0);
+  };
+  auto a = publish("{\"n\": 1}");
+  auto b = publish("{\"n\": 2}");
+  must_exec(db, "INSERT INTO " + names.deliveries
+                  + " (event_id, job, queue, delivery_timeout_seconds)"
+                    " VALUES ($1, 'J', 'q', 30)",
+            {std::to_string(a)});
+  must_exec(db, "INSERT INTO " + names.deliveries
+                  + "_completed (id, event_id, job, queue, attempts, created_at)"
+                    " VALUES (7, $1, 'J', 'q', 1, now())",
+            {std::to_string(b)});
+  auto after = migrate(db, names);
+  CAF_REQUIRE(after);
+  CAF_CHECK_EQUAL(*after, static_cast<int>(migrations().size()) - 21);
+  // Every row is in the partition of the slot the migration ran in, and
+  // so is a new one (the span is 3 h), with the next id.
+  auto where = [&](const std::string& table) {
+    return must_exec(db, "SELECT string_agg(DISTINCT tableoid::regclass::text, ',')"
+                         " FROM " + table).text(0, 0);
+  };
+  auto c = publish("{\"n\": 3}");
+  CAF_CHECK_GREATER(c, b);
+  auto slot = must_exec(db, "SELECT " + names.events + "_ring_slot()").text(0, 0);
+  CAF_CHECK_EQUAL(where(names.events), names.events + "_p" + slot);
+  CAF_CHECK_EQUAL(where(names.deliveries + "_completed"),
+                  names.deliveries + "_completed_p" + slot);
+  auto payloads = must_exec(db, "SELECT string_agg(payload, ',' ORDER BY id) FROM "
+                                  + names.events);
+  CAF_CHECK_EQUAL(payloads.text(0, 0), "{\"n\": 1},{\"n\": 2},{\"n\": 3}");
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.deliveries)
+                    .int64(0, 0), 1);
+  // The triggers moved to the parent: a bad header is refused on insert,
+  // and a delete of an event takes its deliveries along.
+  CAF_CHECK(!db.exec("bad_headers", "SELECT " + names.publish_function
+                                      + "('r', '{}', p_headers => '{\"traceparent\": \"x\"}')"));
+  must_exec(db, "DELETE FROM " + names.events + " WHERE id = $1", {std::to_string(a)});
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.deliveries)
+                    .int64(0, 0), 0);
+  CAF_REQUIRE(!drop_schema(db, names));
+}

@@ -18,6 +18,21 @@ bool has(const std::string& plan, const std::string& what) {
   return plan.find(what) != std::string::npos;
 }
 
+/// Whether a Sort node (not a Merge Append's merge, which also prints a
+/// "Sort Key") sorts by `key`: its key is on the line after it.
+bool sorts_by(const std::string& plan, const std::string& key) {
+  for (size_t at = plan.find("Sort  ("); at != std::string::npos;
+       at = plan.find("Sort  (", at + 1)) {
+    auto next = plan.find('\n', at);
+    if (next == std::string::npos)
+      return false;
+    auto end = plan.find('\n', next + 1);
+    if (plan.substr(next, end - next).find("Sort Key: " + key) != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
 /// The lines of an EXPLAIN as one text.
 std::string plan_text(const pg_rows& rows) {
   std::string plan;
@@ -200,10 +215,12 @@ CAF_TEST(routing walks the events by primary key after the table grew) {
   grow(30000);
   auto look = look_plan();
   CAF_MESSAGE("look plan:\n" << look);
-  CAF_CHECK(has(look, "using " + names.events + "_pkey"));
+  CAF_CHECK(has(look, "_pkey on " + names.events + "_p"));
   CAF_CHECK(!has(look, "Bitmap"));
   CAF_CHECK(!has(look, "Seq Scan"));
-  CAF_CHECK(!has(look, "Sort Key: " + names.events + ".id")); // stops after the batch
+  // Stops after the batch: the partitions' keys are merged in id order
+  // (a Merge Append's "Sort Key"), never read whole into a sort.
+  CAF_CHECK(!sorts_by(look, names.events + ".id"));
   // The lead reads the id sequence whole (it has no index): priced at
   // 10^10 with sequential scans off, which must not make it compiled.
   auto lead = lead_plan();
@@ -211,7 +228,7 @@ CAF_TEST(routing walks the events by primary key after the table grew) {
   CAF_CHECK(!has(lead, "JIT"));
   auto route = route_plan();
   CAF_MESSAGE("route plan:\n" << route);
-  CAF_CHECK(has(route, "Index Scan using " + names.events + "_pkey"));
+  CAF_CHECK(has(route, "_pkey on " + names.events + "_p"));
   CAF_CHECK(has(route, "Index Cond: (id = ANY ("));  // the events by key
   CAF_CHECK(!has(route, "Seq Scan"));
   CAF_CHECK(!has(route, "Bitmap"));
@@ -219,10 +236,10 @@ CAF_TEST(routing walks the events by primary key after the table grew) {
   // backwards, and stops after its window.
   auto probe = plan_text(must_exec(db, "EXPLAIN " + event_probe::sql(names)));
   CAF_MESSAGE("probe plan:\n" << probe);
-  CAF_CHECK(has(probe, "Index Only Scan Backward using " + names.events + "_pkey")
-            || has(probe, "Index Scan Backward using " + names.events + "_pkey"));
+  // The events' keys are per partition of the ring (schema/022).
+  CAF_CHECK(has(probe, "Scan Backward using " + names.events + "_p"));
   CAF_CHECK(!has(probe, "Seq Scan"));
-  CAF_CHECK(!has(probe, "Sort"));
+  CAF_CHECK(!has(probe, "Sort  ("));
   auto coalesce = coalesce_plan();
   CAF_MESSAGE("coalesce plan:\n" << coalesce);
   CAF_CHECK(has(coalesce, names.deliveries + "_coalesce_idx"));
@@ -247,7 +264,8 @@ CAF_TEST(retention batches go by the finished index after the table grew) {
   CAF_REQUIRE(!db.exec_script("settings", relay_session_settings(commit_mode::relay_progress)));
   retention_repository retention{names};
   for (int i = 0; i < 8; ++i) { // prepared while the table is small
-    CAF_REQUIRE(retention.delete_finished(db, delivery_status::completed, 3600, 2000));
+    CAF_REQUIRE(retention.delete_finished(db, delivery_status::completed, 3600, 2000,
+                                              logged_completions::row_by_row));
     CAF_REQUIRE(retention.delete_quarantined_events(db, 3600, 2000));
   }
   grow(30000);
@@ -256,12 +274,12 @@ CAF_TEST(retention batches go by the finished index after the table grew) {
                        "('completed', '3600', 2000)");
   CAF_MESSAGE("retention batch plan:\n" << batch);
   CAF_CHECK(has(batch, "using " + names.deliveries + "_finished_idx"));
-  CAF_CHECK(has(batch, "using " + names.events + "_pkey"));
+  CAF_CHECK(has(batch, "_pkey on " + names.events + "_p"));
   CAF_CHECK(!has(batch, "Seq Scan"));
   CAF_CHECK(!has(batch, "Bitmap"));
   auto quarantined = plan_of("q.quarantined_at < now()", "('3600', 2000)");
   CAF_MESSAGE("quarantined events plan:\n" << quarantined);
-  CAF_CHECK(has(quarantined, names.events + "_quarantined_idx"));
+  CAF_CHECK(has(quarantined, "_quarantined_idx on " + names.events + "_p"));
   // The guard probes the deliveries of each event, not all of them.
   CAF_CHECK(has(quarantined, "Index Cond: (event_id = e.id)"));
   CAF_CHECK(!has(quarantined, "Merge"));
@@ -281,7 +299,8 @@ CAF_TEST(the completion log is read by its BRIN index after it grew) {
     CAF_REQUIRE_EQUAL(c.jobs.size(), 1u);
     apply({result_of(c.jobs[0], outcome::completed)});
     apply({result_of(c.jobs[0], outcome::completed)}); // late: looked up
-    CAF_REQUIRE(retention.delete_finished(db, delivery_status::completed, 3600, 2000));
+    CAF_REQUIRE(retention.delete_finished(db, delivery_status::completed, 3600, 2000,
+                                              logged_completions::row_by_row));
   }
   must_exec(db, "INSERT INTO " + names.deliveries
                   + "_completed (id, event_id, job, queue, attempts, created_at,"
@@ -289,16 +308,22 @@ CAF_TEST(the completion log is read by its BRIN index after it grew) {
                     " now() - interval '3 h', now() - make_interval(secs =>"
                     " (200000 - g) / 20.0) FROM generate_series(1, 200000) g");
   must_exec(db, "VACUUM ANALYZE " + names.deliveries + "_completed");
+  // The log is partitioned (schema/022): the rows are all in the
+  // partition of this moment's slot; an empty partition may be "scanned"
+  // (it has no page), the one that holds the rows must go by its index.
+  auto full = must_exec(db, "SELECT DISTINCT tableoid::regclass::text FROM "
+                              + names.deliveries + "_completed")
+                .text(0, 0);
   auto late = plan_of("_completed WHERE id = ANY", "('{1000005}')");
   CAF_MESSAGE("late result plan:\n" << late);
-  CAF_CHECK(has(late, names.deliveries + "_completed_brin"));
-  CAF_CHECK(!has(late, "Seq Scan"));
+  CAF_CHECK(has(late, "Bitmap Index Scan on " + full + "_brin"));
+  CAF_CHECK(!has(late, "Seq Scan on " + full + " "));
   // Retention runs it with bitmap scans on (retention_repository.cpp).
   CAF_REQUIRE(!db.exec_script("bitmap_on", "SET enable_bitmapscan = on"));
   auto batch = plan_of("l.ctid = ANY", "('3600', 2000)");
   CAF_MESSAGE("log retention plan:\n" << batch);
-  CAF_CHECK(has(batch, names.deliveries + "_completed_brin"));
-  CAF_CHECK(!has(batch, "Seq Scan"));
+  CAF_CHECK(has(batch, "Bitmap Index Scan on " + full + "_brin"));
+  CAF_CHECK(!has(batch, "Seq Scan on " + full + " "));
 }
 
 // Shows that the tests above can fail: the same steps without the sessions'

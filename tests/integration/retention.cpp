@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/pg/retention_repository.hpp"
+#include "core/pg/retention_ring.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/http_node.hpp"
@@ -183,18 +184,20 @@ CAF_TEST(final deliveries past their window go and open ones stay however old) {
   event(5, true);
   auto e_quarantined = event(3, true);
   auto e_unrouted = unrouted_event(1000);
-  // Completions in the completion log: they go after the completed
-  // window, and their event with them unless a delivery of it is left.
-  logged(event(1.5), 1.5);
+  // Completions in the completion log, and the events of no delivery left
+  // in the deliveries table, go with their partition of the ring
+  // (schema/022, the case below), not row by row: these stay here, where
+  // the ring's span has just been set and so has not turned yet.
+  auto e_logged_old = event(1.5);
   auto e_logged = event(0.5);
-  std::set<int64_t> keep_logged{logged(e_logged, 0.5)};
-  logged(e_failed, 1.5);
+  std::set<int64_t> keep_logged{logged(e_logged_old, 1.5), logged(e_logged, 0.5),
+                                logged(e_failed, 1.5)};
   // Above the routing cursor (routed ahead of an open transaction, say): a
   // router taking over walks it again, so its delivery stays.
   auto e_ahead = unrouted_event(2);
   keep.insert(delivery(e_ahead, "completed", 1.5));
   kept_events = {e_recent, e_sup2, e_failed, e_expired, e_two, e_open,
-                 e_quarantined, e_unrouted, e_ahead, e_logged};
+                 e_quarantined, e_unrouted, e_ahead, e_logged_old, e_logged};
   auto http = free_port();
   auto node = http_node(config_path, http,
                         {"--roles", "sweeper", "--sleep", "1", "--log-level", "debug"},
@@ -208,7 +211,7 @@ CAF_TEST(final deliveries past their window go and open ones stay however old) {
   // moment before the line is written.
   CAF_CHECK(wait_until([&] {
     return mentions(read_file(dir + "one.log"),
-                    "event=retention_batch deliveries=7 events=5 completed=4 "
+                    "event=retention_batch deliveries=5 events=4 completed=2 "
                     "superseded=1 failed=1 expired=1 quarantinedEvents=1");
   }, std::chrono::seconds{10}));
   auto log = read_file(dir + "one.log");
@@ -217,12 +220,89 @@ CAF_TEST(final deliveries past their window go and open ones stay however old) {
   CAF_CHECK(wait_until([&] {
     auto [status, text] = http_get(http, "/metrics");
     return status == 200
-           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_deliveries\"} 7")
-           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_events\"} 6")
-           && mentions(text, "outbox_actor_rows_total{role=\"retention\",queue=\"\"} 13");
+           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_deliveries\"} 5")
+           && mentions(text, "role=\"retention\",queue=\"\",outcome=\"deleted_events\"} 5")
+           && mentions(text, "outbox_actor_rows_total{role=\"retention\",queue=\"\"} 10");
   }, std::chrono::seconds{10}));
   node->signal(SIGTERM);
   CAF_CHECK_EQUAL(node->wait(), 0);
+}
+
+CAF_TEST(the ring empties a partition at a time and moves out what must stay) {
+  retention_ring ring{names};
+  constexpr double window = 2, longest = 7200; // a span of 1 s
+  // A producer's insert prepared before the span changes (a pool's
+  // session, a publish function's cached plan) takes the new span after.
+  auto producer = connect_db();
+  auto insert_sql = "INSERT INTO " + names.events
+                    + " (event_type, payload) VALUES ('other', '{}') RETURNING bucket";
+  CAF_REQUIRE(producer.exec_prepared("ring_insert", insert_sql)); // prepares, inserts
+  auto turned = ring.turn(db, window, longest);
+  CAF_REQUIRE(turned);
+  CAF_CHECK(turned->span_changed);
+  CAF_REQUIRE(!producer.exec_script("begin", "BEGIN"));
+  auto bucket = producer.exec_prepared("ring_insert", insert_sql);
+  CAF_REQUIRE(bucket);
+  auto slot = must_exec(producer, "SELECT floor(extract(epoch FROM now()))::bigint % 4");
+  CAF_CHECK_EQUAL(bucket->int64(0, 0), slot.int64(0, 0));
+  CAF_REQUIRE(!producer.exec_script("commit", "COMMIT"));
+  must_exec(db, "DELETE FROM " + names.events);
+  // One transaction: one clock, so every row is in one partition.
+  CAF_REQUIRE(!db.exec_script("begin", "BEGIN"));
+  auto e_gone = event(1);
+  auto e_open = event(1);
+  delivery(e_open, "pending", 1);
+  auto e_failed = event(1); // a final delivery inside its window (3 h)
+  auto failed = delivery(e_failed, "failed", 1);
+  auto e_quarantined = event(1, true); // inside the longest window (2 h)
+  event(3, true); // outside it: goes
+  auto e_ahead = unrouted_event(1); // above the routing cursor
+  logged(e_gone, 1);
+  auto l_ahead = logged(e_ahead, 1); // a recovery may need it
+  auto l_young = must_exec(db, "INSERT INTO " + names.deliveries
+                                 + "_completed (id, event_id, job, queue, attempts,"
+                                   " created_at, completed_at) VALUES (-1, $1, 'J',"
+                                   " 'q', 0, now(), now() + interval '1 hour')"
+                                   " RETURNING id",
+                           {std::to_string(e_gone)})
+                   .int64(0, 0); // inside the window
+  CAF_REQUIRE(!db.exec_script("commit", "COMMIT"));
+  auto partition = must_exec(db, "SELECT tableoid::regclass::text FROM " + names.events
+                                   + " WHERE id = $1", {std::to_string(e_gone)})
+                     .text(0, 0);
+  auto filenode = [&] {
+    return must_exec(db, "SELECT pg_relation_filenode($1::regclass)", {partition})
+      .int64(0, 0);
+  };
+  auto before = filenode();
+  auto rows_before = must_exec(db, "SELECT count(*) FROM " + names.deliveries)
+                       .int64(0, 0);
+  // The ring turns once its span has held for a whole turn (4 s) and the
+  // clock comes to the partition: TRUNCATE gives it a new file.
+  ring_outcome emptied;
+  CAF_CHECK(wait_until([&] {
+    auto t = ring.turn(db, window, longest);
+    CAF_REQUIRE(t);
+    if (t->emptied)
+      emptied = *t;
+    return filenode() != before;
+  }, std::chrono::seconds{30}));
+  CAF_CHECK(emptied.emptied);
+  CAF_CHECK_EQUAL(emptied.deleted.events, 2);
+  CAF_CHECK_EQUAL(emptied.deleted.deliveries, 1);
+  CAF_CHECK_EQUAL(emptied.kept.events, 4);
+  CAF_CHECK_EQUAL(emptied.kept.deliveries, 2);
+  CAF_CHECK_EQUAL(ids_of(names.events),
+                  (std::set<int64_t>{e_open, e_failed, e_quarantined, e_ahead}));
+  CAF_CHECK_EQUAL(ids_of(names.deliveries + "_completed"),
+                  (std::set<int64_t>{l_ahead, l_young}));
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + partition).int64(0, 0), 0);
+  // The moves are updates, not deletes: the deliveries of a moved event
+  // are all still there.
+  CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.deliveries)
+                    .int64(0, 0),
+                  rows_before);
+  CAF_CHECK(ids_of(names.deliveries).count(failed) == 1);
 }
 
 CAF_TEST(one node leads retention at a time and a killed leader hands over) {
@@ -303,20 +383,24 @@ CAF_TEST(the migration gives the tables autovacuum settings of a queue) {
     return must_exec(db, "SELECT array_to_string(reloptions, ',') FROM pg_class"
                          " WHERE oid = $1::regclass", {table}).text(0, 0);
   };
-  // The deliveries' rows are in its two partitions (schema/021).
-  auto deliveries = options(names.deliveries + "_logged"),
-       handed = options(names.deliveries + "_handed"),
-       events = options(names.events);
-  CAF_MESSAGE(names.deliveries << "_logged: " << deliveries);
-  CAF_MESSAGE(names.deliveries << "_handed: " << handed);
-  CAF_MESSAGE(names.events << ": " << events);
-  for (auto* table : {&deliveries, &handed, &events}) {
-    CAF_CHECK(mentions(*table, "autovacuum_vacuum_scale_factor=0.02"));
-    CAF_CHECK(mentions(*table, "autovacuum_vacuum_threshold=1000"));
-    CAF_CHECK(mentions(*table, "autovacuum_vacuum_insert_scale_factor=0.02"));
-    CAF_CHECK(mentions(*table, "autovacuum_vacuum_insert_threshold=1000"));
+  // The rows are in the tables' partitions: the deliveries' two
+  // (schema/021), the ring's four of the events and of the completion log
+  // (schema/022).
+  std::vector<std::string> tables{names.deliveries + "_logged",
+                                  names.deliveries + "_handed"};
+  for (int p = 0; p < 4; ++p) {
+    tables.push_back(names.events + "_p" + std::to_string(p));
+    tables.push_back(names.deliveries + "_completed_p" + std::to_string(p));
   }
-  CAF_CHECK(mentions(deliveries, "fillfactor=90"));
+  for (auto& table : tables) {
+    auto set = options(table);
+    CAF_MESSAGE(table << ": " << set);
+    CAF_CHECK(mentions(set, "autovacuum_vacuum_scale_factor=0.02"));
+    CAF_CHECK(mentions(set, "autovacuum_vacuum_threshold=1000"));
+    CAF_CHECK(mentions(set, "autovacuum_vacuum_insert_scale_factor=0.02"));
+    CAF_CHECK(mentions(set, "autovacuum_vacuum_insert_threshold=1000"));
+  }
+  CAF_CHECK(mentions(options(names.deliveries + "_logged"), "fillfactor=90"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

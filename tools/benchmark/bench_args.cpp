@@ -66,8 +66,9 @@ std::string text_of(double x) {
 }
 
 // The soak's knobs: enough intervals for its verdict (the last against the
-// second, or the first after the retention window has filled), and a retention window that keeps an interval's
-// completed rows until its sample counts them.
+// second, or the first once retention's ring turns steadily, four windows
+// in), and a retention window that keeps an interval's completed rows
+// until its sample counts them.
 std::string soak_knob_problem(const bench_config& o) {
   if (o.soak_interval_s < 1)
     return "--soak-interval-s = " + std::to_string(o.soak_interval_s)

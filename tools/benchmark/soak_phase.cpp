@@ -24,6 +24,10 @@ soak_samples(run_context& c, relay& r, double start_wall,
              std::chrono::steady_clock::time_point start, int64_t n) {
   auto interval = c.o.soak_interval_s;
   std::vector<soak_sample> series;
+  auto wal_start = c.s.progress.sample_writes(c.db);
+  if (!wal_start)
+    return failed("sampling the soak's WAL", wal_start.error());
+  int64_t wal = wal_start->wal_bytes;
   for (int64_t k = 1; k <= n; ++k) {
     std::this_thread::sleep_until(start + std::chrono::seconds{k * interval});
     if (auto err = r.check())
@@ -41,6 +45,8 @@ soak_samples(run_context& c, relay& r, double start_wall,
     x.per_minute = static_cast<double>(t->completed) * 60.0 / interval;
     x.events = table(t->events);
     x.deliveries = table(t->deliveries);
+    x.wal_bytes = t->wal_bytes - wal;
+    wal = t->wal_bytes;
     std::cerr << "soak: " << x.end_s << " s: " << x.per_minute
               << " completed/min, tables " << x.mib() << " MiB, " << x.dead()
               << " dead tuples\n";

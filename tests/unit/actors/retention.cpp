@@ -39,6 +39,20 @@ struct fake_retention_store : retention_store {
     return r;
   }
 
+  std::deque<ring_outcome> turns;
+  std::vector<std::string> ring_asked; ///< "completed longest" hours of each turn
+
+  caf::expected<ring_outcome> turn_ring(double completed_hours,
+                                        double longest_hours) override {
+    ring_asked.push_back(std::to_string(static_cast<int>(completed_hours)) + " "
+                         + std::to_string(static_cast<int>(longest_hours)));
+    if (turns.empty())
+      return ring_outcome{};
+    auto r = turns.front();
+    turns.pop_front();
+    return r;
+  }
+
   caf::expected<int64_t> delete_quarantined_events(double hours, int32_t) override {
     quarantined_hours = hours;
     if (quarantined.empty())
@@ -76,6 +90,38 @@ CAF_TEST(the leader deletes each final status by its window and counts it) {
   CAF_CHECK_EQUAL(m.counters["deleted_completed"], 5);
   CAF_CHECK_EQUAL(m.counters["deleted_expired"], 2);
   CAF_CHECK_EQUAL(m.counters["took_lead"], 1);
+}
+
+CAF_TEST(an emptied partition of the ring counts its rows with the completed) {
+  ring_outcome emptied;
+  emptied.emptied = true;
+  emptied.deleted = {40, 30}; // log rows, events
+  emptied.kept = {1, 2};
+  store->turns.push_back(emptied);
+  store->finished[delivery_status::completed].push_back({5, 3});
+  auto r = sys.spawn(retention, store, policy, manual_passes(), node_agent_actor{});
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 78);
+  CAF_CHECK_EQUAL(store->ring_asked, (std::vector<std::string>{"6 168"}));
+  auto& m = pass_state_of(r).metrics;
+  CAF_CHECK_EQUAL(m.counters["emptied_partitions"], 1);
+  CAF_CHECK_EQUAL(m.counters["deleted_completed"], 45);
+  CAF_CHECK_EQUAL(m.counters["deleted_deliveries"], 45);
+  CAF_CHECK_EQUAL(m.counters["deleted_events"], 33);
+}
+
+CAF_TEST(a busy ring is tried again and a completed window of 0 never turns it) {
+  ring_outcome busy;
+  busy.busy = true;
+  store->turns.push_back(busy);
+  auto r = sys.spawn(retention, store, policy, manual_passes(), node_agent_actor{});
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.counters["ring_busy"], 1);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.counters["emptied_partitions"], 0);
+  policy.completed_hours = 0;
+  auto kept = sys.spawn(retention, store, policy, manual_passes(),
+                        node_agent_actor{});
+  CAF_CHECK_EQUAL(request<int64_t>(kept, once_atom::value), 0);
+  CAF_CHECK_EQUAL(store->ring_asked.size(), 1u);
 }
 
 CAF_TEST(a node without the lock deletes nothing and tries again) {

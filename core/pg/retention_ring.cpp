@@ -1,0 +1,180 @@
+#include "core/pg/retention_ring.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/base/errors.hpp"
+#include "core/pg/pg_connection.hpp"
+
+namespace outbox {
+
+double ring_span_seconds(double completed_window_seconds) {
+  return completed_window_seconds / 2;
+}
+
+namespace {
+
+// The span as the ring table holds it, whether it has held for a whole
+// turn of the ring, and the partition the clock comes to next.
+constexpr const char* state_sql = R"sql(
+SELECT r.span_seconds,
+       now() >= r.since + make_interval(secs => 4 * r.span_seconds) AS settled,
+       ({{events}}_ring_slot() + 1) % 4 AS target
+FROM {{events}}_ring r
+)sql";
+
+std::string number_text(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6f", x);
+  return buf;
+}
+
+void replace_all(std::string& sql, const std::string& key, const std::string& with) {
+  for (size_t p = 0; (p = sql.find(key, p)) != std::string::npos; p += with.size())
+    sql.replace(p, key.size(), with);
+}
+
+// The statements of one emptying, for partition {{target}}; rows that
+// must stay go to {{keep}}, the partition of the span before it (the
+// current one). Literal slots rather than parameters: each statement is
+// planned for its partition alone. Each move reads by an index, so the
+// partition's lock is held for as long as the rows to keep take, not for
+// a read of every row:
+// - events not routed yet, or in a recovery's reach (schema/021: at or
+//   above the floor of the handed sends), by the partition's key;
+// - events with a delivery in the deliveries table (open, or ended
+//   otherwise than by a logged completion, and kept by its own window),
+//   a probe of the key per such delivery;
+// - quarantined events inside the longest window, by their index;
+// - log rows inside the completed window or in a recovery's reach, by
+//   the log's BRIN indexes.
+constexpr const char* below_sql
+  = "(SELECT LEAST(position, handed_floor - 1) FROM {{events}}_routing"
+    " WHERE name = 'cursor')";
+
+constexpr const char* keep_events_sql[] = {
+  "bucket = {{target}} AND id > {{below}}",
+  "bucket = {{target}} AND id IN (SELECT event_id FROM {{deliveries}})",
+  "bucket = {{target}} AND quarantined_at IS NOT NULL AND ({{longest}} = 0"
+  " OR quarantined_at >= now() - make_interval(secs => {{longest}}))",
+};
+
+constexpr const char* keep_log_sql
+  = "bucket = {{target}} AND (completed_at >= now() - make_interval(secs => {{window}})"
+    " OR event_id > {{below}})";
+
+// A move to the partition to keep, counted.
+std::string move_sql(const std::string& table, const std::string& where) {
+  return "WITH moved AS (UPDATE " + table + " SET bucket = {{keep}} WHERE " + where
+         + " RETURNING 1) SELECT count(*) FROM moved";
+}
+
+} // namespace
+
+retention_ring::retention_ring(schema_names names)
+  : names_(std::move(names)), state_sql_(fill_names(state_sql, names_)) {
+}
+
+caf::expected<ring_outcome>
+retention_ring::turn(pg_connection& conn, double window_seconds,
+                     double longest_seconds) {
+  auto state = conn.exec_prepared("ring_state", state_sql_);
+  if (!state)
+    return state.error();
+  if (state->size() != 1)
+    return make_error(errc::schema_mismatch,
+                      names_.events + "_ring must hold one row (schema/022):"
+                                      " run outboxctl migrate, or restore the row");
+  double span = std::stod(state->text(0, 0));
+  double want = ring_span_seconds(window_seconds);
+  if (std::fabs(span - want) > 1e-6 * std::max(1.0, want))
+    return set_span(conn, want);
+  if (state->text(0, 1) != "t")
+    return ring_outcome{}; // a partition may still hold another span's rows
+  return empty(conn, static_cast<int>(state->int64(0, 2)), window_seconds,
+               longest_seconds);
+}
+
+caf::expected<ring_outcome> retention_ring::set_span(pg_connection& conn,
+                                                     double span) {
+  // The insert's default reads the span from a function whose body plans
+  // take in as a constant: replacing it makes every session plan again
+  // (STABLE, see schema/022), which is what changes the slot of new rows.
+  std::string sql = fill_names(
+    "CREATE OR REPLACE FUNCTION {{events}}_ring_span() RETURNS float8"
+    " LANGUAGE sql STABLE PARALLEL SAFE AS $$ SELECT {{span}}::float8 $$;"
+    " UPDATE {{events}}_ring SET span_seconds = {{span}}, since = now();",
+    names_);
+  replace_all(sql, "{{span}}", number_text(span));
+  return in_transaction<ring_outcome>(conn, [&]() -> caf::expected<ring_outcome> {
+    if (auto err = conn.exec_script("ring_set_span", sql))
+      return err;
+    ring_outcome out;
+    out.span_changed = true;
+    return out;
+  });
+}
+
+caf::expected<ring_outcome>
+retention_ring::empty(pg_connection& conn, int target, double window_seconds,
+                      double longest_seconds) {
+  auto slot = [&](std::string sql) {
+    replace_all(sql, "{{below}}", below_sql);
+    sql = fill_names(std::move(sql), names_);
+    replace_all(sql, "{{target}}", std::to_string(target));
+    replace_all(sql, "{{keep}}", std::to_string((target + ring_partitions - 1)
+                                                % ring_partitions));
+    replace_all(sql, "{{window}}", number_text(window_seconds));
+    replace_all(sql, "{{longest}}", number_text(longest_seconds));
+    return sql;
+  };
+  // Counted before the lock, which a read of every row would hold too
+  // long: no one else writes a partition the clock is not at.
+  auto counts = conn.exec(
+    "ring_count", slot("SELECT (SELECT count(*) FROM {{events}}_p{{target}}),"
+                       " (SELECT count(*) FROM {{deliveries}}_completed_p{{target}})"));
+  if (!counts)
+    return counts.error();
+  int64_t events = counts->int64(0, 0), logged = counts->int64(0, 1);
+  if (events == 0 && logged == 0)
+    return ring_outcome{};
+  auto out = in_transaction<ring_outcome>(conn, [&]() -> caf::expected<ring_outcome> {
+    // A moment, not a queue: a lock request that waits holds up every
+    // statement behind it (the relay's reads of the events among them).
+    if (auto err = conn.exec_script(
+          "ring_lock",
+          slot("SET LOCAL lock_timeout = '1s'; SET LOCAL enable_bitmapscan = on;"
+               " LOCK TABLE {{events}}_p{{target}},"
+               " {{deliveries}}_completed_p{{target}} IN ACCESS EXCLUSIVE MODE")))
+      return err;
+    ring_outcome o;
+    for (auto where : keep_events_sql) {
+      auto moved = conn.exec("ring_keep_events", slot(move_sql("{{events}}", where)));
+      if (!moved)
+        return moved.error();
+      o.kept.events += moved->int64(0, 0);
+    }
+    auto moved = conn.exec("ring_keep_log",
+                           slot(move_sql("{{deliveries}}_completed", keep_log_sql)));
+    if (!moved)
+      return moved.error();
+    o.kept.deliveries = moved->int64(0, 0);
+    if (auto err = conn.exec_script(
+          "ring_truncate", slot("TRUNCATE {{events}}_p{{target}},"
+                                " {{deliveries}}_completed_p{{target}}")))
+      return err;
+    o.emptied = true;
+    o.deleted.events = std::max<int64_t>(0, events - o.kept.events);
+    o.deleted.deliveries = std::max<int64_t>(0, logged - o.kept.deliveries);
+    return o;
+  });
+  if (!out && sqlstate_of(out.error()) == "55P03") {
+    ring_outcome busy;
+    busy.busy = true;
+    return busy;
+  }
+  return out;
+}
+
+} // namespace outbox
