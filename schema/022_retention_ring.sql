@@ -67,6 +67,7 @@ DO $$
 DECLARE
   v_cur smallint := {{events}}_ring_slot();
   v_next_id bigint;
+  v_last_id bigint;
   v_vacuum text := 'autovacuum_vacuum_scale_factor = 0.02, '
                    'autovacuum_vacuum_threshold = 1000, '
                    'autovacuum_vacuum_insert_scale_factor = 0.02, '
@@ -95,8 +96,14 @@ BEGIN
                  ' PARTITION BY LIST (bucket)', '{{events}}_p' || v_cur);
   ALTER TABLE {{events}} ALTER COLUMN bucket SET DEFAULT {{events}}_ring_slot();
   ALTER TABLE {{events}} ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY;
-  EXECUTE format('SELECT setval(%L, greatest(%s, (SELECT coalesce(max(id), 0) + 1 FROM %I)), false)',
-                 '{{events}}_id_seq', v_next_id, '{{events}}_p' || v_cur);
+  -- As the old sequence stood: the last id issued, is_called (the router
+  -- reads an uncalled sequence as "no event yet", and would reset its
+  -- cursor to 0, routing everything again).
+  EXECUTE format('SELECT greatest(%s, (SELECT coalesce(max(id), 0) + 1 FROM %I)) - 1',
+                 v_next_id, '{{events}}_p' || v_cur) INTO v_last_id;
+  IF v_last_id > 0 THEN
+    PERFORM setval('{{events}}_id_seq', v_last_id, true);
+  END IF;
   EXECUTE format('ALTER TABLE {{events}} ATTACH PARTITION %I FOR VALUES IN (%s)',
                  '{{events}}_p' || v_cur, v_cur);
   FOR v_slot IN 0..3 LOOP

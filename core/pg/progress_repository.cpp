@@ -52,7 +52,7 @@ FROM {{events}} e JOIN (
   SELECT event_id, created_at, dispatched_at, completed_at
   FROM {{deliveries}}_completed) d ON d.event_id = e.id
 WHERE e.id > $1
-GROUP BY e.id ORDER BY e.id
+GROUP BY e.id, e.created_at ORDER BY e.id
 )sql";
 
 // The statistics' tuple counts lag the tables (each backend reports its

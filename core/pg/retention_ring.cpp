@@ -47,6 +47,9 @@ void replace_all(std::string& sql, const std::string& key, const std::string& wi
 //   otherwise than by a logged completion, and kept by its own window),
 //   a probe of the key per such delivery;
 // - quarantined events inside the longest window, by their index;
+// - set-aside events (of types without routes when the router passed
+//   them, core/domain/routing_cursor.hpp) inside the longest window, which
+//   a route added meanwhile would still route; a probe per such event;
 // - log rows inside the completed window or in a recovery's reach, by
 //   the log's BRIN indexes.
 constexpr const char* below_sql
@@ -58,7 +61,15 @@ constexpr const char* keep_events_sql[] = {
   "bucket = {{target}} AND id IN (SELECT event_id FROM {{deliveries}})",
   "bucket = {{target}} AND quarantined_at IS NOT NULL AND ({{longest}} = 0"
   " OR quarantined_at >= now() - make_interval(secs => {{longest}}))",
+  "bucket = {{target}} AND id IN (SELECT event_id FROM {{events}}_unrouted)"
+  " AND ({{longest}} = 0 OR created_at >= now() - make_interval(secs => {{longest}}))",
 };
+
+// The set-aside places of the events that go: from the small table, a
+// probe of the partition's key each.
+constexpr const char* forget_set_aside_sql
+  = "DELETE FROM {{events}}_unrouted u USING {{events}}_p{{target}} e"
+    " WHERE e.id = u.event_id";
 
 constexpr const char* keep_log_sql
   = "bucket = {{target}} AND (completed_at >= now() - make_interval(secs => {{window}})"
@@ -160,6 +171,8 @@ retention_ring::empty(pg_connection& conn, int target, double window_seconds,
     if (!moved)
       return moved.error();
     o.kept.deliveries = moved->int64(0, 0);
+    if (auto err = conn.exec_script("ring_forget_set_aside", slot(forget_set_aside_sql)))
+      return err;
     if (auto err = conn.exec_script(
           "ring_truncate", slot("TRUNCATE {{events}}_p{{target}},"
                                 " {{deliveries}}_completed_p{{target}}")))

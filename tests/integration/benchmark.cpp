@@ -350,7 +350,7 @@ CAF_TEST(bad knobs are refused by name before anything is made) {
   check_ends(bench("--schema-sql /nonexistent-outbox-dir/x.sql"), 2,
              "--schema-sql = \"/nonexistent-outbox-dir/x.sql\": cannot read it");
   check_ends(bench("--schema-sql /tmp"), 2, "--schema-sql = \"/tmp\": cannot read it");
-  check_ends(bench("--soak 3 --soak-retention-minutes 1"), 2,
+  check_ends(bench("--soak 6 --soak-retention-minutes 1"), 2,
              "--soak-retention-minutes = 1: must be 0 or at least two intervals");
   check_ends(bench("--soak 3 --soak-retention-minutes 0 --soak-chart /tmp"), 2,
              "--soak-chart = \"/tmp\": cannot write there");

@@ -259,6 +259,12 @@ CAF_TEST(an upgrade to the ring keeps every row and id and routes on) {
   auto after = migrate(db, names);
   CAF_REQUIRE(after);
   CAF_CHECK_EQUAL(*after, static_cast<int>(migrations().size()) - 21);
+  // The new sequence stands where the old one stood: the router reads the
+  // last id issued (an uncalled sequence would read as none, a reset).
+  auto seq = must_exec(db, "SELECT is_called, last_value FROM " + names.events
+                             + "_id_seq");
+  CAF_CHECK_EQUAL(seq.text(0, 0), "t");
+  CAF_CHECK_EQUAL(seq.int64(0, 1), b);
   // Every row is in the partition of the slot the migration ran in, and
   // so is a new one (the span is 3 h), with the next id.
   auto where = [&](const std::string& table) {

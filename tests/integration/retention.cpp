@@ -256,6 +256,16 @@ CAF_TEST(the ring empties a partition at a time and moves out what must stay) {
   auto failed = delivery(e_failed, "failed", 1);
   auto e_quarantined = event(1, true); // inside the longest window (2 h)
   event(3, true); // outside it: goes
+  // Set aside (a type without routes): kept inside the longest window, for
+  // a route added later; outside it the event goes with its place.
+  auto set_aside = [&](double hours) {
+    auto id = event(hours);
+    must_exec(db, "INSERT INTO " + names.events + "_unrouted (event_id, event_type)"
+                    " VALUES ($1, 'e')", {std::to_string(id)});
+    return id;
+  };
+  auto e_set_aside = set_aside(1);
+  set_aside(3);
   auto e_ahead = unrouted_event(1); // above the routing cursor
   logged(e_gone, 1);
   auto l_ahead = logged(e_ahead, 1); // a recovery may need it
@@ -288,12 +298,16 @@ CAF_TEST(the ring empties a partition at a time and moves out what must stay) {
     return filenode() != before;
   }, std::chrono::seconds{30}));
   CAF_CHECK(emptied.emptied);
-  CAF_CHECK_EQUAL(emptied.deleted.events, 2);
+  CAF_CHECK_EQUAL(emptied.deleted.events, 3);
   CAF_CHECK_EQUAL(emptied.deleted.deliveries, 1);
-  CAF_CHECK_EQUAL(emptied.kept.events, 4);
+  CAF_CHECK_EQUAL(emptied.kept.events, 5);
   CAF_CHECK_EQUAL(emptied.kept.deliveries, 2);
   CAF_CHECK_EQUAL(ids_of(names.events),
-                  (std::set<int64_t>{e_open, e_failed, e_quarantined, e_ahead}));
+                  (std::set<int64_t>{e_open, e_failed, e_quarantined, e_set_aside,
+                                     e_ahead}));
+  auto places = must_exec(db, "SELECT string_agg(event_id::text, ',') FROM "
+                                + names.events + "_unrouted");
+  CAF_CHECK_EQUAL(places.text(0, 0), std::to_string(e_set_aside));
   CAF_CHECK_EQUAL(ids_of(names.deliveries + "_completed"),
                   (std::set<int64_t>{l_ahead, l_young}));
   CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + partition).int64(0, 0), 0);
