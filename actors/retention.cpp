@@ -42,8 +42,9 @@ private:
   // events: a pass stays short, and a full batch asks for the next at once.
   caf::error delete_batches(pass_outcome& out) {
     deleted_rows total;
-    if (auto err = turn_ring(out, total))
-      return err;
+    // A ring that fails (a lost connection, a deadlock) fails the pass,
+    // but only after the deletes below had their turn.
+    auto ring_error = turn_ring(out, total);
     for (auto status : final_delivery_statuses()) {
       auto hours = policy_.hours_of(status);
       if (hours <= 0)
@@ -66,7 +67,7 @@ private:
     out.rows = total.deliveries + total.events + *quarantined;
     if (out.rows > 0)
       log_batch(out, total, *quarantined);
-    return caf::none;
+    return ring_error;
   }
 
   // The events and the completion log go a partition at a time
@@ -84,6 +85,8 @@ private:
                                 hours * 3600 / 2);
     if (turned->busy)
       out.counters["ring_busy"] += 1;
+    if (turned->behind)
+      out.counters["ring_behind"] += 1;
     if (!turned->emptied)
       return caf::none;
     out.counters["emptied_partitions"] += 1;

@@ -153,11 +153,13 @@ $$;
 
 -- The indexes on the parents, which take over each partition's index of
 -- the same definition (named by partition above: plans show them).
-CREATE INDEX {{events}}_ring_quarantined ON {{events}} (id)
+-- (Names that stay within PostgreSQL's 63 bytes for table names of 48,
+-- the longest the config takes.)
+CREATE INDEX {{events}}_quarantined ON {{events}} (id)
   WHERE quarantined_at IS NOT NULL;
-CREATE INDEX {{deliveries}}_completed_ring_brin ON {{deliveries}}_completed
+CREATE INDEX {{deliveries}}_log_brin ON {{deliveries}}_completed
   USING brin (completed_at, id) WITH (autosummarize = on);
-CREATE INDEX {{deliveries}}_completed_ring_event_brin ON {{deliveries}}_completed
+CREATE INDEX {{deliveries}}_log_event_brin ON {{deliveries}}_completed
   USING brin (event_id) WITH (autosummarize = on);
 
 CREATE TRIGGER {{events}}_check_headers_trg

@@ -48,6 +48,7 @@ struct ring_outcome {
   bool span_changed = false; ///< the span was set this time: nothing emptied
   bool emptied = false;      ///< a partition was truncated
   bool busy = false;         ///< its lock was not free in time: next pass
+  bool behind = false;       ///< it holds what routing has not passed: next turn
   deleted_rows deleted;      ///< deliveries: the completion log's rows
   deleted_rows kept;
 };

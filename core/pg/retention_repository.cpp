@@ -62,15 +62,17 @@ SELECT (SELECT count(*) FROM gone) AS deliveries,
 // completed deliveries may still be in the log: it needs no event). As in
 // finished_sql, an event above the routing cursor's stored position stays,
 // and so does a log row at or above the floor of the handed deliveries.
-// The rows go by their physical address, which the log has no index for.
+// The rows go by their physical address, which the log has no index for:
+// one partition of the ring (schema/022) at a time, {{log}}, since an
+// address is a partition's own (the same one names a row in each).
 constexpr const char* logged_sql = R"sql(
 WITH kept AS (
   SELECT LEAST(position, handed_floor - 1) AS below
   FROM {{events}}_routing WHERE name = 'cursor'
 ), gone AS (
-  DELETE FROM {{deliveries}}_completed l
+  DELETE FROM {{log}} l
   WHERE l.ctid = ANY(ARRAY(
-    SELECT ctid FROM {{deliveries}}_completed
+    SELECT ctid FROM {{log}}
     WHERE completed_at < now() - make_interval(secs => $1::float8)
       AND event_id <= (SELECT below FROM kept)
     LIMIT $2))
@@ -118,7 +120,13 @@ retention_repository::retention_repository(schema_names names)
   fill_slot(finished_sql_, "{{deletable}}",
             std::string{deletable_delivery} + " AND NOT " + blocks_key_sql);
   quarantined_sql_ = fill_names(quarantined_sql, names_);
-  logged_sql_ = fill_names(logged_sql, names_);
+  for (int p = 0; p < ring_partitions; ++p) {
+    auto sql = fill_names(logged_sql, names_);
+    auto log = names_.deliveries + "_completed_p" + std::to_string(p);
+    for (size_t at; (at = sql.find("{{log}}")) != std::string::npos;)
+      sql.replace(at, 7, log);
+    logged_sql_[p] = std::move(sql);
+  }
 }
 
 caf::expected<bool> retention_repository::try_lead(pg_connection& conn) {
@@ -164,11 +172,22 @@ retention_repository::delete_finished(pg_connection& conn,
     if (auto err = conn.exec_script("retention_bitmap_on",
                                     "SET LOCAL enable_bitmapscan = on"))
       return err;
-    auto logged = conn.exec_prepared("retention_delete_logged", logged_sql_,
-                                     {seconds_text(seconds), std::to_string(batch)});
-    if (!logged)
-      return logged.error();
-    return read_deleted(*logged, "retention_delete_logged");
+    static const char* const statement[ring_partitions]
+      = {"retention_delete_logged_p0", "retention_delete_logged_p1",
+         "retention_delete_logged_p2", "retention_delete_logged_p3"};
+    deleted_rows sum;
+    for (int p = 0; p < ring_partitions; ++p) {
+      auto logged = conn.exec_prepared(statement[p], logged_sql_[p],
+                                       {seconds_text(seconds), std::to_string(batch)});
+      if (!logged)
+        return logged.error();
+      auto rows = read_deleted(*logged, statement[p]);
+      if (!rows)
+        return rows.error();
+      sum.deliveries += rows->deliveries;
+      sum.events += rows->events;
+    }
+    return sum;
   });
   if (!more)
     return more.error();

@@ -12,6 +12,7 @@
 #include "core/domain/delivery_status.hpp"
 #include "core/domain/retention.hpp"
 #include "core/domain/schema_names.hpp"
+#include "core/pg/retention_ring.hpp"
 
 namespace outbox {
 
@@ -57,7 +58,8 @@ public:
 
 private:
   schema_names names_;
-  std::string finished_sql_, quarantined_sql_, logged_sql_;
+  std::string finished_sql_, quarantined_sql_;
+  std::string logged_sql_[ring_partitions]; ///< per partition of the ring
 };
 
 } // namespace outbox

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -34,8 +35,10 @@ public:
   /// it differs, or else empties the partition the clock comes to next,
   /// if the span has held for a whole turn of the ring and the partition
   /// holds anything. `longest_seconds` keeps a quarantined event (0:
-  /// forever). One short transaction; never waits more than a moment for
-  /// the partition's lock.
+  /// forever). One short transaction; never waits more than 200 ms for
+  /// the partition's lock. A partition that still holds events the router
+  /// has not passed (a backlog) or that a recovery may need waits for its
+  /// next turn.
   caf::expected<ring_outcome> turn(pg_connection& conn, double window_seconds,
                                    double longest_seconds);
 
@@ -44,8 +47,15 @@ private:
   caf::expected<ring_outcome> empty(pg_connection& conn, int target,
                                     double window_seconds, double longest_seconds);
 
+  /// The rows of the partition whose turn it is, counted once per turn.
+  struct partition_count {
+    int target;
+    int64_t events, logged;
+  };
+
   schema_names names_;
   std::string state_sql_;
+  std::optional<partition_count> counted_;
 };
 
 } // namespace outbox

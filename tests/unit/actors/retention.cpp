@@ -42,10 +42,14 @@ struct fake_retention_store : retention_store {
   std::deque<ring_outcome> turns;
   std::vector<std::string> ring_asked; ///< "completed longest" hours of each turn
 
+  bool ring_fails = false;
+
   caf::expected<ring_outcome> turn_ring(double completed_hours,
                                         double longest_hours) override {
     ring_asked.push_back(std::to_string(static_cast<int>(completed_hours)) + " "
                          + std::to_string(static_cast<int>(longest_hours)));
+    if (ring_fails)
+      return make_error(errc::database_error, "deadlock detected");
     if (turns.empty())
       return ring_outcome{};
     auto r = turns.front();
@@ -109,19 +113,36 @@ CAF_TEST(an emptied partition of the ring counts its rows with the completed) {
   CAF_CHECK_EQUAL(m.counters["deleted_events"], 33);
 }
 
+CAF_TEST(a failing ring fails the pass after the deletes of the others) {
+  store->ring_fails = true;
+  store->finished[delivery_status::failed].push_back({2, 1});
+  auto r = sys.spawn(retention, store, policy, manual_passes(), node_agent_actor{});
+  self->send(r, wake_atom::value);
+  sched.run();
+  auto& m = pass_state_of(r).metrics;
+  CAF_CHECK_EQUAL(m.errors, 1);
+  CAF_CHECK_EQUAL(m.counters["deleted_failed"], 2);
+  CAF_CHECK_EQUAL(store->asked.size(), 4u); // every final status
+}
+
 CAF_TEST(a busy ring is tried again and a completed window of 0 never turns it) {
   ring_outcome busy;
   busy.busy = true;
   store->turns.push_back(busy);
+  ring_outcome behind;
+  behind.behind = true;
+  store->turns.push_back(behind);
   auto r = sys.spawn(retention, store, policy, manual_passes(), node_agent_actor{});
   CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
   CAF_CHECK_EQUAL(pass_state_of(r).metrics.counters["ring_busy"], 1);
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.counters["ring_behind"], 1);
   CAF_CHECK_EQUAL(pass_state_of(r).metrics.counters["emptied_partitions"], 0);
   policy.completed_hours = 0;
   auto kept = sys.spawn(retention, store, policy, manual_passes(),
                         node_agent_actor{});
   CAF_CHECK_EQUAL(request<int64_t>(kept, once_atom::value), 0);
-  CAF_CHECK_EQUAL(store->ring_asked.size(), 1u);
+  CAF_CHECK_EQUAL(store->ring_asked.size(), 2u);
 }
 
 CAF_TEST(a node without the lock deletes nothing and tries again) {
