@@ -49,12 +49,20 @@ struct node_report {
   int64_t started_ms = 0; ///< when the agent started
 };
 
+/// One database's side of the status: its counts, or why there are none.
+struct database_status {
+  std::string name = "default"; ///< as the config names it
+  bool ok = false;
+  std::string error; ///< safe text when ok is false
+  status_counts counts;
+};
+
 /// The answer to `outboxctl status`.
 struct cluster_status {
   int64_t now_ms = 0;
-  bool database_ok = false;
-  std::string database_error; ///< safe text when database_ok is false
-  status_counts counts;
+  /// Every database of the config, by name (one, "default", for a config
+  /// without `databases`).
+  std::vector<database_status> databases;
   std::vector<node_view> nodes;
 };
 
@@ -97,9 +105,15 @@ typename Inspector::result_type inspect(Inspector& f, status_counts& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, database_status& x) {
+  return f(caf::meta::type_name("database_status"), x.name, x.ok, x.error,
+           x.counts);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
-  return f(caf::meta::type_name("cluster_status"), x.now_ms, x.database_ok,
-           x.database_error, x.counts, x.nodes);
+  return f(caf::meta::type_name("cluster_status"), x.now_ms, x.databases,
+           x.nodes);
 }
 
 } // namespace outbox

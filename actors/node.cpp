@@ -27,10 +27,14 @@ std::string node_name(const std::string& identity) {
 
 void log_started(const node_bootstrap& b) {
   auto& join_at = b.settings.join;
+  std::vector<std::string> dbs;
+  for (auto& db : b.actors.databases)
+    dbs.push_back(db.database);
   logger("node")->info("event=node_started node={} roles={} queues={} "
-                       "statusPort={} join={} tls={} identity={}",
+                       "databases={} statusPort={} join={} tls={} identity={}",
                        kv(b.info.name), kv(join(b.info.roles, ",")),
-                       kv(join(b.info.queues, ",")), b.actors.status_port,
+                       kv(join(b.info.queues, ",")), kv(join(dbs, ",")),
+                       b.actors.status_port,
                        join_at ? kv(join_at->host + ":"
                                     + std::to_string(join_at->port))
                                : std::string{"none"},
@@ -53,8 +57,18 @@ void warn_if_exposed(const node_settings& s) {
 caf::expected<std::unique_ptr<node>>
 node::start(caf::actor_system& sys, const config& cfg,
             const node_settings& settings) {
+  cluster_config one;
+  one.databases.push_back(cfg);
+  return start(sys, one, settings);
+}
+
+caf::expected<std::unique_ptr<node>>
+node::start(caf::actor_system& sys, const cluster_config& all,
+            const node_settings& settings) {
   std::unique_ptr<node> n{new node(sys)};
-  node_bootstrap b{sys, cfg, settings, n->actors_, {}, {}, new_wake_origin(), nullptr};
+  // The bootstrap refers to the config while it spawns; the actors keep
+  // copies of what they need.
+  node_bootstrap b{sys, all, settings, n->actors_, {}, {}, new_wake_origin(), nullptr};
   b.pass.idle = std::chrono::seconds{settings.sleep_seconds};
   b.pass.self_driven = !settings.once;
   b.info.name = node_name(settings.identity);
@@ -103,8 +117,10 @@ bool node::await_stopped(std::chrono::seconds limit) {
       ++pending;
     }
   };
-  watch(actors_.listener);
-  watch(actors_.ready_listener);
+  for (auto& db : actors_.databases) {
+    watch(db.listener);
+    watch(db.ready_listener);
+  }
   watch(actors_.agent);
   watch(actors_.status);
   for_each_pass_actor(watch);
@@ -128,19 +144,30 @@ void node::stop() {
     if (a)
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
-  quit(actors_.listener);
-  if (actors_.router) {
-    // The router first, and waited for (a pass it is in ends first): a
-    // delivery it handed over after its dispatcher stopped would wait for
-    // its delivery timeout (core/domain/handoff.hpp). A stopping
-    // dispatcher gives back what it holds.
-    caf::scoped_actor self{sys_};
-    self->monitor(actors_.router);
-    quit(actors_.router);
-    self->receive([](caf::down_msg&) {},
-                  caf::after(std::chrono::seconds{5}) >> [] {});
+  // The routers first, and waited for (a pass one is in ends first): a
+  // delivery handed over after its dispatcher stopped would wait for its
+  // delivery timeout (core/domain/handoff.hpp). A stopping dispatcher gives
+  // back what it holds.
+  caf::scoped_actor self{sys_};
+  size_t routers = 0;
+  for (auto& db : actors_.databases) {
+    quit(db.listener);
+    if (db.router) {
+      self->monitor(db.router);
+      quit(db.router);
+      ++routers;
+    }
   }
-  quit(actors_.ready_listener);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
+  for (bool late = false; routers > 0 && !late;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    self->receive([&](caf::down_msg&) { --routers; },
+                  caf::after(std::max(left, std::chrono::milliseconds{0}))
+                    >> [&] { late = true; });
+  }
+  for (auto& db : actors_.databases)
+    quit(db.ready_listener);
   for_each_pass_actor(quit);
   quit(actors_.agent);
   if (actors_.status && actors_.status_port != 0)

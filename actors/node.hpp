@@ -22,6 +22,11 @@ public:
   /// Starts every role of `settings`. Fails when the status port cannot be
   /// opened; lost servers later are failures of single actors, retried.
   static caf::expected<std::unique_ptr<node>>
+  start(caf::actor_system& sys, const cluster_config& all,
+        const node_settings& settings);
+
+  /// A node of one database (a config without `databases`).
+  static caf::expected<std::unique_ptr<node>>
   start(caf::actor_system& sys, const config& cfg, const node_settings& settings);
 
   ~node();
@@ -48,18 +53,17 @@ public:
 private:
   node(caf::actor_system& sys) : sys_(sys) {}
 
-  /// Router first, then dispatchers, result handlers, the sweeper and
+  /// Routers first, then dispatchers, result handlers, the sweepers and
   /// retention: the order of one pass of the whole pipeline.
   template <class F>
   void for_each_pass_actor(F f) {
-    if (actors_.router)
-      f(pass_actor{actors_.router});
-    for (auto* group :
-         {&actors_.dispatchers, &actors_.result_handlers, &actors_.sweepers})
+    for (auto& db : actors_.databases)
+      if (db.router)
+        f(pass_actor{db.router});
+    for (auto* group : {&actors_.dispatchers, &actors_.result_handlers,
+                        &actors_.sweepers, &actors_.retentions})
       for (auto& a : *group)
         f(a);
-    if (actors_.retention)
-      f(actors_.retention);
   }
 
   caf::actor_system& sys_;

@@ -29,18 +29,29 @@ namespace {
 constexpr auto confirm_timeout = std::chrono::seconds{10};
 constexpr auto result_wait = std::chrono::milliseconds{250};
 
-std::shared_ptr<db_delivery_store> delivery_store(const node_bootstrap& b,
+std::shared_ptr<db_delivery_store> delivery_store(const config& cfg,
                                                   commit_mode mode) {
-  return std::make_shared<db_delivery_store>(b.cfg.database_url, b.cfg.names,
-                                             mode);
+  return std::make_shared<db_delivery_store>(cfg.database_url, cfg.names, mode);
+}
+
+// An actor's name in the status view, unique in its node: with databases
+// named in the config, the database follows ("dispatcher mail@orders").
+std::string actor_name(const node_bootstrap& b, std::string base,
+                       const config& cfg) {
+  return b.all.named ? base + "@" + cfg.database : base;
 }
 
 /// The cluster's status actor, published at --listen (not with --once).
 caf::error spawn_status(node_bootstrap& b) {
   if (b.settings.once)
     return caf::none;
-  auto store = std::make_shared<db_status_store>(b.cfg.database_url, b.cfg.names);
-  b.actors.status = b.sys.spawn<caf::detached>(status, store);
+  std::vector<named_status_store> stores;
+  // The status node shows every database of the cluster, served here or
+  // not.
+  for (auto& cfg : b.all.databases)
+    stores.push_back({cfg.database, std::make_shared<db_status_store>(
+                                      cfg.database_url, cfg.names)});
+  b.actors.status = b.sys.spawn<caf::detached>(status, std::move(stores));
   auto& listen = b.settings.listen;
   if (!listen)
     return caf::none;
@@ -78,61 +89,82 @@ void spawn_agent(node_bootstrap& b) {
 // deliveries to its own dispatchers, unless deliveries wait for the
 // dispatchers' timers (deliverImmediately: false) or passes run only on
 // request (--once).
-bool hands_over(const node_bootstrap& b) {
-  return b.settings.has(node_role::router) && b.cfg.deliver_immediately
+bool hands_over(const node_bootstrap& b, const config& cfg) {
+  return b.settings.has(node_role::router) && cfg.deliver_immediately
          && !b.settings.once;
 }
 
-void spawn_dispatcher(node_bootstrap& b, const std::string& queue) {
-  std::shared_ptr<handoff_box> box;
-  if (hands_over(b)) {
-    box = std::make_shared<handoff_box>(queue);
-    b.actors.handoffs.push_back(box);
-  }
-  auto publisher = std::make_shared<amqp_job_publisher>(
-    b.cfg.amqp_url, queue, std::chrono::milliseconds{confirm_timeout},
-    b.cfg.queue_type_of(queue));
-  auto d = b.sys.spawn<caf::detached>(dispatcher,
-                                      delivery_store(b, commit_mode::relay_progress),
-                                      publisher, queue,
-                                      dispatch_limits{b.cfg.batch_size,
-                                                      b.cfg.max_in_flight},
-                                      b.pass, b.actors.agent, box);
-  b.actors.dispatchers.push_back(d);
-  b.actors.local_dispatchers.push_back({queue, d});
-  b.info.actors.push_back({"dispatcher " + queue, "dispatcher", queue, d});
+bool routes_to(const config& cfg, const std::string& queue) {
+  auto qs = cfg.queues();
+  return std::find(qs.begin(), qs.end(), queue) != qs.end();
 }
 
-void spawn_result_handler(node_bootstrap& b, const std::string& queue) {
+void spawn_dispatcher(node_bootstrap& b, const config& cfg, database_actors& d,
+                      const std::string& queue) {
+  std::shared_ptr<handoff_box> box;
+  if (hands_over(b, cfg)) {
+    box = std::make_shared<handoff_box>(queue);
+    d.handoffs.push_back(box);
+  }
+  auto publisher = std::make_shared<amqp_job_publisher>(
+    cfg.amqp_url, queue, std::chrono::milliseconds{confirm_timeout},
+    cfg.queue_type_of(queue), b.all.named ? cfg.database : "");
+  auto a = b.sys.spawn<caf::detached>(dispatcher,
+                                      delivery_store(cfg, commit_mode::relay_progress),
+                                      publisher, queue,
+                                      dispatch_limits{cfg.batch_size,
+                                                      cfg.max_in_flight},
+                                      b.pass, b.actors.agent, box);
+  b.actors.dispatchers.push_back(a);
+  d.local_dispatchers.push_back({queue, a});
+  b.info.actors.push_back(
+    {actor_name(b, "dispatcher " + queue, cfg), "dispatcher", queue, a});
+}
+
+// One handler per queue, whichever databases route to it: a worker sends
+// every result of the queue to one results queue (core/domain/dispatch_tag.hpp).
+void spawn_result_handler(node_bootstrap& b, const std::string& queue,
+                          const std::vector<const config*>& dbs) {
+  std::vector<result_target> targets;
+  const config* first = nullptr;
+  // Its results are acked once applied: they must be durable by then.
+  for (auto* cfg : dbs)
+    if (routes_to(*cfg, queue)) {
+      targets.push_back({cfg->names.dispatch_tag,
+                         delivery_store(*cfg, commit_mode::before_ack)});
+      first = first ? first : cfg;
+    }
+  if (!first)
+    return;
+  // The broker and the queue's type are the cluster's (config checks).
+  auto& cfg = *first;
   // The prefetch bounds what one handler holds unacked: one batch.
   auto source = std::make_shared<amqp_result_source>(
-    b.cfg.amqp_url, queue, static_cast<uint16_t>(std::min(b.cfg.batch_size, 65535)),
-    b.cfg.queue_type_of(queue));
-  // Its results are acked once applied: they must be durable by then.
-  auto r = b.sys.spawn<caf::detached>(result_handler,
-                                      delivery_store(b, commit_mode::before_ack),
-                                      source, queue, b.cfg.batch_size, result_wait,
+    cfg.amqp_url, queue, static_cast<uint16_t>(std::min(cfg.batch_size, 65535)),
+    cfg.queue_type_of(queue));
+  auto r = b.sys.spawn<caf::detached>(result_handler, std::move(targets), source,
+                                      queue, cfg.batch_size, result_wait,
                                       b.pass, b.actors.agent);
   b.actors.result_handlers.push_back(r);
   b.info.actors.push_back({"results " + queue, "results", queue, r});
 }
 
 /// Wakes this node's dispatchers on other nodes' NOTIFYs of new deliveries.
-void spawn_ready_listener(node_bootstrap& b) {
-  auto& local = b.actors.local_dispatchers;
-  if (b.settings.once || !b.cfg.deliver_immediately || local.empty())
+void spawn_ready_listener(node_bootstrap& b, const config& cfg,
+                          database_actors& d) {
+  auto& local = d.local_dispatchers;
+  if (b.settings.once || !cfg.deliver_immediately || local.empty())
     return;
-  b.actors.ready_listener = b.sys.spawn<caf::detached>(
+  d.ready_listener = b.sys.spawn<caf::detached>(
     ready_listener,
-    ready_listener_args{pg_listener::factory(b.cfg.database_url,
-                                             b.cfg.names.ready_channel()),
-                        b.cfg.names.ready_channel(), b.origin, local,
+    ready_listener_args{pg_listener::factory(cfg.database_url,
+                                             cfg.names.ready_channel()),
+                        cfg.names.ready_channel(), b.origin, local,
                         b.actors.agent});
 }
 
 /// The router, and its event watcher when it delivers immediately.
-void spawn_router(node_bootstrap& b) {
-  auto& cfg = b.cfg;
+void spawn_router(node_bootstrap& b, const config& cfg, database_actors& d) {
   std::optional<ready_notify> notify;
   if (cfg.deliver_immediately)
     notify = ready_notify{cfg.names.ready_channel(), b.origin};
@@ -141,66 +173,93 @@ void spawn_router(node_bootstrap& b) {
   auto settings = b.pass;
   settings.linger = std::chrono::milliseconds{cfg.router_linger_ms};
   settings.linger_min_rows = cfg.router_linger_min_events;
-  auto& router_hdl = b.actors.router;
+  auto& router_hdl = d.router;
   router_hdl = b.sys.spawn<caf::detached>(router, routes, cfg.batch_size,
-                                          b.actors.local_dispatchers,
-                                          b.actors.handoffs, settings,
-                                          b.actors.agent, cfg.deliver_immediately);
-  b.info.actors.push_back({"router", "router", "", router_hdl});
+                                          d.local_dispatchers, d.handoffs,
+                                          settings, b.actors.agent,
+                                          cfg.deliver_immediately);
+  b.info.actors.push_back({actor_name(b, "router", cfg), "router", "", router_hdl});
   if (b.settings.once || !cfg.deliver_immediately)
     return;
-  b.actors.listener = b.sys.spawn(event_watcher, cfg.database_url, cfg.names,
-                                  router_hdl);
-  caf::anon_send(router_hdl, listener_atom::value, b.actors.listener);
+  d.listener = b.sys.spawn(event_watcher, cfg.database_url, cfg.names, router_hdl);
+  caf::anon_send(router_hdl, listener_atom::value, d.listener);
 }
 
-void spawn_sweeper(node_bootstrap& b) {
+void spawn_sweeper(node_bootstrap& b, const config& cfg) {
   auto s = b.sys.spawn<caf::detached>(sweeper,
-                                      delivery_store(b, commit_mode::relay_progress),
-                                      b.cfg.batch_size, b.pass, b.actors.agent,
-                                      b.results, b.cfg.queues());
+                                      delivery_store(cfg, commit_mode::relay_progress),
+                                      cfg.batch_size, b.pass, b.actors.agent,
+                                      b.results, cfg.queues());
   b.actors.sweepers.push_back(s);
-  b.info.actors.push_back({"sweeper", "sweeper", "", s});
+  b.info.actors.push_back({actor_name(b, "sweeper", cfg), "sweeper", "", s});
 }
 
 /// Retention goes with the sweeper: every such node runs it, the one that
 /// holds the retention lock deletes (actors/retention.hpp).
-void spawn_retention(node_bootstrap& b) {
-  if (!b.cfg.retention.enabled)
+void spawn_retention(node_bootstrap& b, const config& cfg) {
+  if (!cfg.retention.enabled)
     return;
-  auto store = std::make_shared<db_retention_store>(b.cfg.database_url,
-                                                    b.cfg.names);
-  auto r = b.sys.spawn<caf::detached>(retention, store, b.cfg.retention, b.pass,
+  auto store = std::make_shared<db_retention_store>(cfg.database_url, cfg.names);
+  auto r = b.sys.spawn<caf::detached>(retention, store, cfg.retention, b.pass,
                                       b.actors.agent);
-  b.actors.retention = r;
-  b.info.actors.push_back({"retention", "retention", "", r});
+  b.actors.retentions.push_back(r);
+  b.info.actors.push_back({actor_name(b, "retention", cfg), "retention", "", r});
+}
+
+// One database's helpers and roles of its own: the ready listener of its
+// dispatchers, its router, sweeper and retention.
+void spawn_database_roles(node_bootstrap& b, const config& cfg,
+                          database_actors& d) {
+  auto& s = b.settings;
+  spawn_ready_listener(b, cfg, d);
+  if (s.has(node_role::router))
+    spawn_router(b, cfg, d);
+  if (s.has(node_role::sweeper)) {
+    spawn_sweeper(b, cfg);
+    spawn_retention(b, cfg);
+  }
 }
 
 } // namespace
 
+std::vector<const config*> served_databases(const cluster_config& all,
+                                            const node_settings& settings) {
+  std::vector<const config*> out;
+  for (auto& db : all.databases)
+    if (settings.databases.empty()
+        || std::find(settings.databases.begin(), settings.databases.end(),
+                     db.database)
+             != settings.databases.end())
+      out.push_back(&db);
+  return out;
+}
+
 caf::error spawn_node_roles(node_bootstrap& b) {
   auto& s = b.settings;
   // In this order: the agent joins the status actor spawned before it; the
-  // dispatchers report to the agent; the ready listener and the router wake
-  // the dispatchers. Per queue, its dispatcher comes before its result
-  // handler, which is also the order of the status view.
+  // dispatchers report to the agent; each database's ready listener and
+  // router wake its dispatchers. Per queue, its dispatchers (one per
+  // database that routes to it) come before its result handler, which is
+  // also the order of the status view.
   if (s.has(node_role::status))
     if (auto err = spawn_status(b))
       return err;
   spawn_agent(b);
+  auto dbs = served_databases(b.all, s);
+  auto& per_db = b.actors.databases;
+  per_db.resize(dbs.size());
+  for (size_t i = 0; i < dbs.size(); ++i)
+    per_db[i].database = dbs[i]->database;
   for (auto& q : b.info.queues) {
     if (s.has(node_role::dispatcher))
-      spawn_dispatcher(b, q);
+      for (size_t i = 0; i < dbs.size(); ++i)
+        if (routes_to(*dbs[i], q))
+          spawn_dispatcher(b, *dbs[i], per_db[i], q);
     if (s.has(node_role::results))
-      spawn_result_handler(b, q);
+      spawn_result_handler(b, q, dbs);
   }
-  spawn_ready_listener(b);
-  if (s.has(node_role::router))
-    spawn_router(b);
-  if (s.has(node_role::sweeper)) {
-    spawn_sweeper(b);
-    spawn_retention(b);
-  }
+  for (size_t i = 0; i < dbs.size(); ++i)
+    spawn_database_roles(b, *dbs[i], per_db[i]);
   return caf::none;
 }
 

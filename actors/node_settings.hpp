@@ -50,6 +50,9 @@ struct node_tls {
 struct node_settings {
   std::vector<node_role> roles;
   std::vector<std::string> queues; ///< for dispatchers and result handlers
+  /// The databases this node serves (--databases); empty: every one of
+  /// the config.
+  std::vector<std::string> databases;
   std::optional<host_port> listen; ///< where the status actor is published
   std::optional<host_port> join;   ///< the status node of the cluster
   bool once = false;

@@ -1,6 +1,7 @@
 #include "actors/result_handler.hpp"
 
 #include "core/amqp/wire.hpp"
+#include "core/domain/dispatch_tag.hpp"
 #include "core/domain/trace_context.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
@@ -21,10 +22,10 @@ const char* verdict_name(result_verdict v) {
 
 class result_role : public pass_role {
 public:
-  result_role(std::shared_ptr<delivery_store> store,
+  result_role(std::vector<result_target> targets,
               std::shared_ptr<result_source> source, std::string queue,
               int32_t batch_size, std::chrono::milliseconds wait)
-    : store_(std::move(store)), source_(std::move(source)),
+    : targets_(std::move(targets)), source_(std::move(source)),
       queue_(std::move(queue)), batch_size_(batch_size), wait_(wait) {
   }
 
@@ -86,7 +87,7 @@ private:
     }
     if (results.empty())
       return caf::none;
-    auto applied = store_->apply_results(results);
+    auto applied = apply(results);
     if (!applied)
       return applied.error();
     for (size_t i = 0; i < results.size(); ++i) {
@@ -116,7 +117,54 @@ private:
     return caf::none;
   }
 
-  std::shared_ptr<delivery_store> store_;
+  // The results of several databases: each database's part applied in its
+  // own transaction, the verdicts put back in the results' order (a
+  // result sent to every database, its tag being none of theirs, counts
+  // where it applied).
+  caf::expected<apply_result> apply(const std::vector<send_result>& results) {
+    if (targets_.size() == 1)
+      return targets_[0].store->apply_results(results);
+    std::vector<std::string> ids, tags;
+    for (auto& r : results)
+      ids.push_back(r.dispatch_id);
+    for (auto& t : targets_)
+      tags.push_back(t.tag);
+    auto parts = split_by_tag(ids, tags);
+    apply_result all;
+    all.verdicts.assign(results.size(), result_verdict::unknown_delivery);
+    for (size_t t = 0; t < targets_.size(); ++t) {
+      if (parts[t].empty())
+        continue;
+      std::vector<send_result> part;
+      for (auto i : parts[t])
+        part.push_back(results[i]);
+      auto applied = targets_[t].store->apply_results(part);
+      if (!applied)
+        return applied.error();
+      for (size_t k = 0; k < parts[t].size(); ++k) {
+        auto& v = all.verdicts[parts[t][k]];
+        auto got = applied->verdicts[k];
+        if (v == result_verdict::unknown_delivery || got == result_verdict::applied)
+          v = got;
+      }
+      add(all, *applied);
+    }
+    return all;
+  }
+
+  static void add(apply_result& all, apply_result& part) {
+    all.completed += part.completed;
+    all.retried += part.retried;
+    all.failed += part.failed;
+    all.expired += part.expired;
+    all.released += part.released;
+    all.late_held += part.late_held;
+    all.late_ended += part.late_ended;
+    for (auto& t : part.transitions)
+      all.transitions.push_back(std::move(t));
+  }
+
+  std::vector<result_target> targets_;
   std::shared_ptr<result_source> source_;
   std::string queue_;
   int32_t batch_size_;
@@ -128,11 +176,11 @@ private:
 
 pass_actor::behavior_type
 result_handler(pass_actor::stateful_pointer<pass_state> self,
-               std::shared_ptr<delivery_store> store,
+               std::vector<result_target> targets,
                std::shared_ptr<result_source> source, std::string queue,
                int32_t batch_size, std::chrono::milliseconds wait,
                pass_settings settings, node_agent_actor agent) {
-  auto role = std::make_shared<result_role>(std::move(store), std::move(source),
+  auto role = std::make_shared<result_role>(std::move(targets), std::move(source),
                                             queue, batch_size, wait);
   return pass_behavior<pass_actor>(self, role, identity("results", queue),
                                    settings, std::move(agent));

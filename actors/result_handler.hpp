@@ -14,11 +14,22 @@
 
 namespace outbox {
 
-/// Spawn with caf::detached when the store and source are real. A pass
-/// waits up to `wait` for the first result.
+/// One database a queue's results go to: its store, and the tag its
+/// dispatch ids start with (core/domain/dispatch_tag.hpp; "" for the only
+/// database of a config).
+struct result_target {
+  std::string tag;
+  std::shared_ptr<delivery_store> store;
+};
+
+/// Spawn with caf::detached when the stores and source are real. A pass
+/// waits up to `wait` for the first result. With several targets (a queue
+/// that several databases route to), each result goes to the database its
+/// dispatch id's tag names; a batch is acked once every database took its
+/// part.
 pass_actor::behavior_type
 result_handler(pass_actor::stateful_pointer<pass_state> self,
-               std::shared_ptr<delivery_store> store,
+               std::vector<result_target> targets,
                std::shared_ptr<result_source> source, std::string queue,
                int32_t batch_size, std::chrono::milliseconds wait,
                pass_settings settings, node_agent_actor agent);

@@ -136,13 +136,23 @@ namespace {
 cluster_status snapshot(self_ptr self) {
   cluster_status out;
   out.now_ms = now_ms();
-  if (!self->state.store) {
-    out.database_error = "this status node has no database connection";
-  } else if (auto counts = self->state.store->read()) {
-    out.database_ok = true;
-    out.counts = std::move(*counts);
-  } else {
-    out.database_error = render(counts.error());
+  if (self->state.stores.empty()) {
+    database_status none;
+    none.error = "this status node has no database connection";
+    out.databases.push_back(std::move(none));
+  }
+  // One after the other: a database that is down costs the answer its
+  // connect timeout, not the other databases' counts.
+  for (auto& [name, store] : self->state.stores) {
+    database_status db;
+    db.name = name;
+    if (auto counts = store->read()) {
+      db.ok = true;
+      db.counts = std::move(*counts);
+    } else {
+      db.error = render(counts.error());
+    }
+    out.databases.push_back(std::move(db));
   }
   for (auto& [_, n] : self->state.nodes)
     out.nodes.push_back(n.view);
@@ -201,8 +211,8 @@ caf::result<std::string> on_drain(self_ptr self, const std::string& name) {
 } // namespace
 
 status_actor::behavior_type status(status_actor::stateful_pointer<status_state> self,
-                                   std::shared_ptr<status_store> store) {
-  self->state.store = std::move(store);
+                                   std::vector<named_status_store> stores) {
+  self->state.stores = std::move(stores);
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
   return {
     [self](join_atom, node_info& info) { on_join(self, info); },

@@ -8,11 +8,18 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/status_actor.hpp"
 #include "core/domain/stores.hpp"
 
 namespace outbox {
+
+/// A database's status store and its name in the config.
+struct named_status_store {
+  std::string database;
+  std::shared_ptr<status_store> store;
+};
 
 struct status_state {
   struct node_record {
@@ -20,14 +27,16 @@ struct status_state {
     node_view view;
     int64_t heard_ms = 0; ///< when its agent last sent anything
   };
-  std::shared_ptr<status_store> store; ///< null: no database counts
+  /// Each database's counts, by the config's name; none: no counts.
+  std::vector<named_status_store> stores;
   std::map<std::string, node_record> nodes;
   static const char* name;
 };
 
-/// Spawn with caf::detached when `store` is the database (reads block).
+/// Spawn with caf::detached when the stores are databases (reads block).
+/// A database that cannot be read shows its error; the others their counts.
 status_actor::behavior_type status(status_actor::stateful_pointer<status_state> self,
-                                   std::shared_ptr<status_store> store);
+                                   std::vector<named_status_store> stores);
 
 /// Per queue, milliseconds since a result handler of it that is up, on a
 /// node that is up, was last heard from (the freshest such); queues with

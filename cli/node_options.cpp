@@ -78,16 +78,52 @@ std::vector<node_role> read_roles(const node_flags& flags, problem_list& problem
 }
 
 // The named queues (default every routed one), each routed and named once.
-std::vector<std::string> read_queues(const node_flags& flags, const config& cfg,
+// The named databases (default every one), each of the config and named
+// once.
+std::vector<std::string> read_databases(const node_flags& flags,
+                                        const cluster_config& all,
+                                        problem_list& problems) {
+  auto out = split_list(flags.databases);
+  std::set<std::string> seen;
+  std::vector<std::string> names;
+  for (auto& db : all.databases)
+    names.push_back(db.database);
+  for (auto& name : out) {
+    if (!all.find(name))
+      problems.push_back("--databases: \"" + name
+                         + "\" is not a database of the config (it names "
+                         + join(names, ", ") + ")");
+    else if (!seen.insert(name).second)
+      problems.push_back("--databases: \"" + name + "\" is given twice");
+  }
+  return out;
+}
+
+// Every queue a served database routes to, sorted.
+std::vector<std::string> routed_queues(const cluster_config& all,
+                                       const std::vector<std::string>& served) {
+  std::set<std::string> qs;
+  for (auto& db : all.databases)
+    if (served.empty()
+        || std::find(served.begin(), served.end(), db.database) != served.end())
+      for (auto& q : db.queues())
+        qs.insert(q);
+  return {qs.begin(), qs.end()};
+}
+
+std::vector<std::string> read_queues(const node_flags& flags,
+                                     std::vector<std::string> configured,
                                      problem_list& problems) {
-  auto configured = cfg.queues();
   auto out = split_list(flags.queues);
   if (out.empty())
     out = configured;
   std::set<std::string> seen;
   for (auto& q : out) {
     if (std::find(configured.begin(), configured.end(), q) == configured.end())
-      problems.push_back("--queues: \"" + q + "\" is not the queue of any route");
+      problems.push_back("--queues: \"" + q + "\" is not the queue of any route"
+                         + std::string{flags.databases.empty()
+                                         ? ""
+                                         : " of the databases served"});
     // Two dispatchers of one queue in one node would only compete.
     else if (!seen.insert(q).second)
       problems.push_back("--queues: \"" + q + "\" is given twice");
@@ -141,10 +177,18 @@ void read_addresses(const node_flags& flags, node_settings& out,
 
 caf::expected<node_settings> make_node_settings(const node_flags& flags,
                                                 const config& cfg) {
+  cluster_config one;
+  one.databases.push_back(cfg);
+  return make_node_settings(flags, one);
+}
+
+caf::expected<node_settings> make_node_settings(const node_flags& flags,
+                                                const cluster_config& all) {
   node_settings out;
   problem_list problems;
   out.roles = read_roles(flags, problems);
-  out.queues = read_queues(flags, cfg, problems);
+  out.databases = read_databases(flags, all, problems);
+  out.queues = read_queues(flags, routed_queues(all, out.databases), problems);
   if (!flags.queues.empty() && !out.has_queue_roles())
     problems.push_back("--queues: needs the dispatcher or results role");
   if (flags.sleep < 1 || flags.sleep > 3600)

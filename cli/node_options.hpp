@@ -20,7 +20,7 @@ constexpr uint16_t default_status_port = 4250;
 
 /// The raw command-line values, as CAF parsed them.
 struct node_flags {
-  std::vector<std::string> roles, queues;
+  std::vector<std::string> roles, queues, databases;
   std::string listen, join;
   bool once = false;
   bool insecure = false; ///< plain BASP off loopback, on purpose
@@ -34,6 +34,10 @@ caf::expected<host_port> parse_host_port(const std::string& text,
 
 /// Checks the flags against each other and the config; every problem is
 /// reported at once (errc::config_invalid, one per line).
+caf::expected<node_settings> make_node_settings(const node_flags& flags,
+                                                const cluster_config& all);
+
+/// The same for a config of one database.
 caf::expected<node_settings> make_node_settings(const node_flags& flags,
                                                 const config& cfg);
 

@@ -178,67 +178,101 @@ void lifecycle(prometheus_text& t, const metrics_input& in) {
   t.sample({}, in.node.status_joined ? 1 : 0);
 }
 
+// The databases whose counts were read: counts that could not be read are
+// left out, not zero. Each sample names its database.
+using read_databases = std::vector<const database_status*>;
+
+read_databases readable(const cluster_status& c) {
+  read_databases out;
+  for (auto& db : c.databases)
+    if (db.ok)
+      out.push_back(&db);
+  return out;
+}
+
+metric_labels with_database(const database_status& db, metric_labels labels) {
+  labels.insert(labels.begin(), {"database", db.name});
+  return labels;
+}
+
 // Every queue gets a sample (0 without ordered routes), so an alert on
 // them needs no absent() for the queues that never order.
-void ordered_keys(prometheus_text& t, const status_counts& counts) {
+void ordered_keys(prometheus_text& t, const read_databases& dbs) {
   t.family("outbox_blocked_keys", kind::gauge,
            "Keys of ordered routes waiting for an operator (a head failed or "
-           "expired under onFailure: block), by queue.");
-  for (auto& [queue, q] : counts.per_queue)
-    t.sample({{"queue", queue}}, double(q.blocked_keys));
+           "expired under onFailure: block), by database and queue.");
+  for (auto* db : dbs)
+    for (auto& [queue, q] : db->counts.per_queue)
+      t.sample(with_database(*db, {{"queue", queue}}), double(q.blocked_keys));
   t.family("outbox_longest_held_key_seconds", kind::gauge,
            "Age of the oldest delivery waiting for its key (0 when none "
-           "waits), by queue.");
-  for (auto& [queue, q] : counts.per_queue)
-    t.sample({{"queue", queue}}, q.longest_held_key_seconds);
+           "waits), by database and queue.");
+  for (auto* db : dbs)
+    for (auto& [queue, q] : db->counts.per_queue)
+      t.sample(with_database(*db, {{"queue", queue}}), q.longest_held_key_seconds);
 }
 
 // Every queue gets a sample (0 when it is not paused), so an alert on a
 // pause that lasts needs no absent(). Who paused it and why are in the
 // status, not in labels.
-void pauses(prometheus_text& t, const status_counts& counts) {
+void pauses(prometheus_text& t, const read_databases& dbs) {
   t.family("outbox_queue_paused", kind::gauge,
            "1 while an operator has the queue paused (outboxctl pause), by "
-           "queue.");
-  for (auto& [queue, q] : counts.per_queue)
-    t.sample({{"queue", queue}}, counts.paused.count(queue) ? 1 : 0);
+           "database and queue.");
+  for (auto* db : dbs)
+    for (auto& [queue, q] : db->counts.per_queue)
+      t.sample(with_database(*db, {{"queue", queue}}),
+               db->counts.paused.count(queue) ? 1 : 0);
   t.family("outbox_queue_paused_seconds", kind::gauge,
-           "How long the queue has been paused (0 when it is not), by queue.");
-  for (auto& [queue, q] : counts.per_queue) {
-    auto p = counts.paused.find(queue);
-    t.sample({{"queue", queue}},
-             p == counts.paused.end() ? 0.0 : p->second.paused_seconds);
-  }
+           "How long the queue has been paused (0 when it is not), by "
+           "database and queue.");
+  for (auto* db : dbs)
+    for (auto& [queue, q] : db->counts.per_queue) {
+      auto p = db->counts.paused.find(queue);
+      t.sample(with_database(*db, {{"queue", queue}}),
+               p == db->counts.paused.end() ? 0.0 : p->second.paused_seconds);
+    }
 }
 
 void cluster(prometheus_text& t, const cluster_status& c) {
   t.family("outbox_database_up", kind::gauge,
-           "1 when the status node's last read of the counts succeeded.");
-  t.sample({}, c.database_ok ? 1 : 0);
+           "1 when the status node's last read of the database's counts "
+           "succeeded, by database.");
+  for (auto& db : c.databases)
+    t.sample({{"database", db.name}}, db.ok ? 1 : 0);
   t.family("outbox_nodes", kind::gauge, "Nodes in the status view, up or down.");
   double up = 0, down = 0;
   for (auto& n : c.nodes)
     (n.up ? up : down) += 1;
   t.sample({{"state", "up"}}, up);
   t.sample({{"state", "down"}}, down);
-  if (!c.database_ok)
-    return; // counts that could not be read are left out, not zero
-  auto& counts = c.counts;
-  t.family("outbox_deliveries", kind::gauge, "Deliveries by queue and status.");
-  for (auto& [queue, q] : counts.per_queue)
-    for (auto& [status, n] : q.per_status)
-      t.sample({{"queue", queue}, {"status", status}}, double(n));
-  t.family("outbox_unrouted_events", kind::gauge, "Events not routed yet.");
-  t.sample({}, double(counts.unrouted_events));
+  auto dbs = readable(c);
+  if (dbs.empty())
+    return;
+  t.family("outbox_deliveries", kind::gauge,
+           "Deliveries by database, queue and status.");
+  for (auto* db : dbs)
+    for (auto& [queue, q] : db->counts.per_queue)
+      for (auto& [status, n] : q.per_status)
+        t.sample(with_database(*db, {{"queue", queue}, {"status", status}}),
+                 double(n));
+  t.family("outbox_unrouted_events", kind::gauge,
+           "Events not routed yet, by database.");
+  for (auto* db : dbs)
+    t.sample(with_database(*db, {}), double(db->counts.unrouted_events));
   t.family("outbox_oldest_unrouted_event_age_seconds", kind::gauge,
-           "Age of the oldest event not routed yet (0 when there is none).");
-  t.sample({}, counts.oldest_unrouted_age_seconds);
+           "Age of the oldest event not routed yet (0 when there is none), by "
+           "database.");
+  for (auto* db : dbs)
+    t.sample(with_database(*db, {}), db->counts.oldest_unrouted_age_seconds);
   t.family("outbox_oldest_open_delivery_age_seconds", kind::gauge,
-           "Age of the oldest pending or dispatched delivery, by queue.");
-  for (auto& [queue, q] : counts.per_queue)
-    t.sample({{"queue", queue}}, q.oldest_open_age_seconds);
-  ordered_keys(t, counts);
-  pauses(t, counts);
+           "Age of the oldest pending or dispatched delivery, by database and "
+           "queue.");
+  for (auto* db : dbs)
+    for (auto& [queue, q] : db->counts.per_queue)
+      t.sample(with_database(*db, {{"queue", queue}}), q.oldest_open_age_seconds);
+  ordered_keys(t, dbs);
+  pauses(t, dbs);
 }
 
 // Every kind gets a sample (0 until one happens), so that a rate() of a

@@ -116,13 +116,36 @@ bool inspect(Inspector& f, node_json& x) {
            field("draining", x.draining), field("actors", x.actors), field("lifecycle", x.lifecycle));
 }
 
-struct status_json_doc {
+// One database's side: whether it could be read, and its counts.
+struct database_doc {
   database_json database;
   omittable<int64_t> unrouted_events;
   omittable<double> oldest_unrouted_age_seconds;
   omittable<count_map> deliveries;
   omittable<double> oldest_open_age_seconds;
   omittable<std::map<std::string, queue_json>> queues;
+};
+
+template <class Inspector>
+bool inspect(Inspector& f, database_doc& x) {
+  return f(field("database", x.database),
+           field("unroutedEvents", x.unrouted_events),
+           field("oldestUnroutedAgeSeconds", x.oldest_unrouted_age_seconds),
+           field("deliveries", x.deliveries),
+           field("oldestOpenAgeSeconds", x.oldest_open_age_seconds),
+           field("queues", x.queues));
+}
+
+// A cluster of one database keeps its side at the top level (as before
+// there were several); of several, `databases` holds each by name.
+struct status_json_doc {
+  omittable<database_json> database;
+  omittable<int64_t> unrouted_events;
+  omittable<double> oldest_unrouted_age_seconds;
+  omittable<count_map> deliveries;
+  omittable<double> oldest_open_age_seconds;
+  omittable<std::map<std::string, queue_json>> queues;
+  omittable<std::map<std::string, database_doc>> databases;
   omittable<std::vector<node_json>> nodes;
 };
 
@@ -133,7 +156,8 @@ bool inspect(Inspector& f, status_json_doc& x) {
            field("oldestUnroutedAgeSeconds", x.oldest_unrouted_age_seconds),
            field("deliveries", x.deliveries),
            field("oldestOpenAgeSeconds", x.oldest_open_age_seconds),
-           field("queues", x.queues), field("nodes", x.nodes));
+           field("queues", x.queues), field("databases", x.databases),
+           field("nodes", x.nodes));
 }
 
 actor_json actor_of(const actor_view& a) {
@@ -159,7 +183,7 @@ node_json node_of(const node_view& n) {
   return out;
 }
 
-void add_counts(const status_counts& c, status_json_doc& doc) {
+void add_counts(const status_counts& c, database_doc& doc) {
   doc.unrouted_events = c.unrouted_events;
   doc.oldest_unrouted_age_seconds = c.oldest_unrouted_age_seconds;
   doc.deliveries = every_status(c.per_status);
@@ -171,15 +195,33 @@ void add_counts(const status_counts& c, status_json_doc& doc) {
                         pause_of(c, q)};
 }
 
+database_doc database_of(const database_status& db) {
+  database_doc out;
+  out.database.ok = db.ok;
+  if (!db.ok)
+    out.database.error = db.error;
+  else
+    add_counts(db.counts, out);
+  return out;
+}
+
 } // namespace
 
 std::string status_json(const cluster_status& s, bool with_nodes) {
   status_json_doc doc;
-  doc.database.ok = s.database_ok;
-  if (!s.database_ok)
-    doc.database.error = s.database_error;
-  else
-    add_counts(s.counts, doc);
+  if (s.databases.size() == 1) {
+    auto one = database_of(s.databases.front());
+    doc.database = one.database;
+    doc.unrouted_events = one.unrouted_events;
+    doc.oldest_unrouted_age_seconds = one.oldest_unrouted_age_seconds;
+    doc.deliveries = one.deliveries;
+    doc.oldest_open_age_seconds = one.oldest_open_age_seconds;
+    doc.queues = one.queues;
+  } else {
+    doc.databases.emplace();
+    for (auto& db : s.databases)
+      (*doc.databases)[db.name] = database_of(db);
+  }
   if (with_nodes) {
     doc.nodes.emplace();
     for (auto& n : s.nodes)

@@ -104,34 +104,50 @@ void write_nodes(std::ostringstream& out, const cluster_status& s) {
 
 } // namespace
 
+namespace {
+
+// One database's side: its counts, or why there are none.
+void write_database(std::ostringstream& out, const database_status& db) {
+  if (!db.ok) {
+    out << "database: unavailable (" << db.error << ")\n";
+    return;
+  }
+  auto& c = db.counts;
+  out << "unrouted events: " << c.unrouted_events << " (oldest "
+      << age(c.oldest_unrouted_age_seconds) << ")\n";
+  out << "deliveries:";
+  for (auto& st : delivery_statuses())
+    out << " " << st << " " << count(c.per_status, st);
+  out << "\noldest open delivery: " << age(c.oldest_open_age_seconds) << "\n";
+  out << "\n" << pad("queue", 24);
+  for (auto& st : delivery_statuses())
+    out << pad(st, 10);
+  out << pad("oldest open", 12) << pad("blocked", 8) << "longest held\n";
+  for (auto& [q, qc] : c.per_queue) {
+    out << pad(c.paused.count(q) ? q + " (paused)" : q, 24);
+    for (auto& st : delivery_statuses())
+      out << pad(std::to_string(count(qc.per_status, st)), 10);
+    out << pad(age(qc.oldest_open_age_seconds), 12)
+        << pad(std::to_string(qc.blocked_keys), 8)
+        << age(qc.longest_held_key_seconds) << "\n";
+  }
+  if (c.per_queue.empty())
+    out << "(no deliveries yet)\n";
+  write_blocked_keys(out, c);
+  write_pauses(out, c);
+}
+
+} // namespace
+
 std::string status_table(const cluster_status& s, bool with_nodes) {
   std::ostringstream out;
-  if (!s.database_ok) {
-    out << "database: unavailable (" << s.database_error << ")\n";
-  } else {
-    auto& c = s.counts;
-    out << "unrouted events: " << c.unrouted_events << " (oldest "
-        << age(c.oldest_unrouted_age_seconds) << ")\n";
-    out << "deliveries:";
-    for (auto& st : delivery_statuses())
-      out << " " << st << " " << count(c.per_status, st);
-    out << "\noldest open delivery: " << age(c.oldest_open_age_seconds) << "\n";
-    out << "\n" << pad("queue", 24);
-    for (auto& st : delivery_statuses())
-      out << pad(st, 10);
-    out << pad("oldest open", 12) << pad("blocked", 8) << "longest held\n";
-    for (auto& [q, qc] : c.per_queue) {
-      out << pad(c.paused.count(q) ? q + " (paused)" : q, 24);
-      for (auto& st : delivery_statuses())
-        out << pad(std::to_string(count(qc.per_status, st)), 10);
-      out << pad(age(qc.oldest_open_age_seconds), 12)
-          << pad(std::to_string(qc.blocked_keys), 8)
-          << age(qc.longest_held_key_seconds) << "\n";
-    }
-    if (c.per_queue.empty())
-      out << "(no deliveries yet)\n";
-    write_blocked_keys(out, c);
-    write_pauses(out, c);
+  // A cluster of several databases shows each under its name.
+  bool several = s.databases.size() > 1;
+  for (size_t i = 0; i < s.databases.size(); ++i) {
+    if (several)
+      out << (i > 0 ? "\n" : "") << "== database " << s.databases[i].name
+          << " ==\n";
+    write_database(out, s.databases[i]);
   }
   if (with_nodes)
     write_nodes(out, s);

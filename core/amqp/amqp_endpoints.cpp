@@ -6,12 +6,15 @@ namespace outbox {
 
 amqp_job_publisher::amqp_job_publisher(std::string url, std::string queue,
                                        std::chrono::milliseconds confirm_timeout,
-                                       queue_type type)
+                                       queue_type type, std::string database)
   // Workers may start after the relay: the queues must exist before the
   // first mandatory publish, or every message would come back returned.
-  : session_({url, "outbox dispatcher " + queue, {queue, results_queue(queue)}, {}, 0,
-              type}),
-    confirm_timeout_(confirm_timeout), results_queue_(results_queue(queue)) {
+  : session_({url,
+              "outbox dispatcher " + queue
+                + (database.empty() ? "" : " of " + database),
+              {queue, results_queue(queue)}, {}, 0, type}),
+    confirm_timeout_(confirm_timeout), results_queue_(results_queue(queue)),
+    database_(std::move(database)) {
 }
 
 caf::error amqp_job_publisher::ready() {
@@ -23,7 +26,14 @@ caf::error amqp_job_publisher::ready() {
 
 std::vector<publish_status>
 amqp_job_publisher::publish(const std::vector<outgoing_message>& ms) {
-  return session_.publish(ms, confirm_timeout_);
+  if (database_.empty())
+    return session_.publish(ms, confirm_timeout_);
+  // Which database a job came from, for a worker that serves several (an
+  // `outbox*` header name is never an event's: is_reserved_header).
+  auto stamped = ms;
+  for (auto& m : stamped)
+    m.headers[database_header] = database_;
+  return session_.publish(stamped, confirm_timeout_);
 }
 
 bool amqp_job_publisher::blocked() const {

@@ -16,10 +16,12 @@ namespace outbox {
 class amqp_job_publisher : public job_publisher {
 public:
   /// Declares `queue` and its results queue (both of `type`) on every
-  /// connect. `url` may be a broker list.
+  /// connect. `url` may be a broker list. A `database` (of a config of
+  /// several) goes on every message as the `outbox-database` header.
   amqp_job_publisher(std::string url, std::string queue,
                      std::chrono::milliseconds confirm_timeout,
-                     queue_type type = queue_type::classic);
+                     queue_type type = queue_type::classic,
+                     std::string database = "");
   caf::error ready() override;
   /// Messages the broker never got because the connection was found
   /// broken go again over a new one (amqp_session::publish).
@@ -32,6 +34,7 @@ private:
   amqp_session session_;
   std::chrono::milliseconds confirm_timeout_;
   std::string results_queue_;
+  std::string database_;
 };
 
 class amqp_result_source : public result_source {

@@ -23,6 +23,10 @@ std::optional<int64_t> parse_decimal_id(const std::string& s);
 /// True for a UUID in its 36-character text form (a dispatch id).
 bool is_uuid(const std::string& s);
 
+/// The AMQP header a job message of a config of several databases names
+/// its database with.
+constexpr const char* database_header = "outbox-database";
+
 /// The durable queue a queue's workers send their results to.
 std::string results_queue(const std::string& queue);
 

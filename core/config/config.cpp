@@ -11,6 +11,7 @@
 #include "core/base/errors.hpp"
 #include "core/base/small_file.hpp"
 #include "core/config/config_checks.hpp"
+#include "core/config/config_databases.hpp"
 #include "core/config/config_keys.hpp"
 #include "core/config/config_readers.hpp"
 #include "core/json/json_parse.hpp"
@@ -19,6 +20,8 @@ namespace outbox {
 
 // The readers, key tables and checks parse_config puts together.
 using config_detail::check_amqp_url;
+using config_detail::read_database;
+using config_detail::read_databases;
 using config_detail::check_database_url;
 using config_detail::check_distinct_names;
 using config_detail::json;
@@ -61,6 +64,8 @@ std::vector<std::string> config::queues() const {
   return {qs.begin(), qs.end()};
 }
 
+namespace config_detail {
+
 // A URL with a password belongs in a file only its service can read, not in
 // the config every node and operator shares: `<key>File` names that file
 // (its first line is the URL). Never both.
@@ -80,42 +85,92 @@ void read_url_file(const json& doc, const char* key, const char* file_key,
   url = std::move(*text);
 }
 
-caf::expected<config> parse_config(const std::string& text, env_lookup env) {
-  rapidjson::Document doc;
-  if (auto why = parse_json(text, config_json_limits, doc))
-    return make_error(errc::config_unreadable, *why);
-  if (!doc.IsObject())
-    return make_error(errc::config_unreadable, "the top level must be an object");
-  config cfg;
-  problems errs;
-  read_top_level(doc, errs, cfg);
+} // namespace config_detail
+
+namespace config_detail {
+
+void read_database(const json& obj, env_lookup env, bool env_database_url,
+                   problems& errs, config& cfg) {
+  read_top_level(obj, errs, cfg);
   check_distinct_names(cfg.names, errs);
-  read_url_file(doc, "databaseUrl", "databaseUrlFile", cfg.database_url_file,
+  read_url_file(obj, "databaseUrl", "databaseUrlFile", cfg.database_url_file,
                 errs, cfg.database_url);
-  read_url_file(doc, "amqpUrl", "amqpUrlFile", cfg.amqp_url_file, errs,
+  read_url_file(obj, "amqpUrl", "amqpUrlFile", cfg.amqp_url_file, errs,
                 cfg.amqp_url);
-  auto db_source = override_from_env(
-    env, "OUTBOX_DATABASE_URL",
-    cfg.database_url_file.empty() ? "databaseUrl" : "databaseUrlFile",
-    cfg.database_url);
+  const char* db_source
+    = cfg.database_url_file.empty() ? "databaseUrl" : "databaseUrlFile";
+  if (env_database_url)
+    db_source = override_from_env(env, "OUTBOX_DATABASE_URL", db_source,
+                                  cfg.database_url);
   auto amqp_source = override_from_env(
     env, "OUTBOX_AMQP_URL",
     cfg.amqp_url_file.empty() ? "amqpUrl" : "amqpUrlFile", cfg.amqp_url);
   read_enabled_override(env, errs, cfg);
   check_database_url(cfg.database_url, db_source, errs);
   check_amqp_url(cfg.amqp_url, amqp_source, errs);
-  if (!errs.empty())
-    return make_error(errc::config_invalid, errs.text());
-  return cfg;
 }
 
-caf::expected<config> load_config(const std::string& path, env_lookup env) {
+} // namespace config_detail
+
+const config* cluster_config::find(const std::string& name) const {
+  for (auto& db : databases)
+    if (db.database == name)
+      return &db;
+  return nullptr;
+}
+
+caf::expected<cluster_config> parse_cluster_config(const std::string& text,
+                                                   env_lookup env) {
+  rapidjson::Document doc;
+  if (auto why = parse_json(text, config_json_limits, doc))
+    return make_error(errc::config_unreadable, *why);
+  if (!doc.IsObject())
+    return make_error(errc::config_unreadable, "the top level must be an object");
+  cluster_config out;
+  problems errs;
+  if (doc.HasMember("databases")) {
+    out.named = true;
+    read_databases(doc, env, errs, out.databases);
+  } else {
+    out.databases.emplace_back();
+    read_database(doc, env, true, errs, out.databases.back());
+  }
+  if (!errs.empty())
+    return make_error(errc::config_invalid, errs.text());
+  return out;
+}
+
+caf::expected<cluster_config> load_cluster_config(const std::string& path,
+                                                  env_lookup env) {
   auto text = read_small_file(path, config_json_limits.max_bytes);
   if (!text)
     return make_error(errc::config_unreadable,
                       "cannot open config file \"" + path + "\": "
                         + context_of(text.error()));
-  return parse_config(*text, env);
+  return parse_cluster_config(*text, env);
+}
+
+namespace {
+
+caf::expected<config> only_database(caf::expected<cluster_config> all) {
+  if (!all)
+    return std::move(all.error());
+  if (all->databases.size() != 1)
+    return make_error(errc::config_invalid,
+                      "databases: this program serves one database and the "
+                      "config names "
+                        + std::to_string(all->databases.size()));
+  return std::move(all->databases.front());
+}
+
+} // namespace
+
+caf::expected<config> parse_config(const std::string& text, env_lookup env) {
+  return only_database(parse_cluster_config(text, env));
+}
+
+caf::expected<config> load_config(const std::string& path, env_lookup env) {
+  return only_database(load_cluster_config(path, env));
 }
 
 } // namespace outbox

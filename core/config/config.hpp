@@ -16,6 +16,9 @@
 namespace outbox {
 
 struct config {
+  /// The database's name in the cluster (`databases`, [a-z0-9_]{1,32});
+  /// "default" for a config without `databases`.
+  std::string database = "default";
   /// libpq URI or key=value string; OUTBOX_DATABASE_URL overrides it.
   std::string database_url = "postgresql://postgres@127.0.0.1:5432/postgres";
   /// amqp://user:password@host:port/vhost, or a list of such URLs, the
@@ -75,13 +78,39 @@ struct config {
   std::vector<std::string> queues() const;
 };
 
+/// Every database a config file serves (docs/configuration.md "Many
+/// databases"): one `config` each, sorted by name. A file without
+/// `databases` serves one, named "default".
+struct cluster_config {
+  std::vector<config> databases; ///< at least one
+  /// True when the file has a `databases` object (even of one entry).
+  bool named = false;
+
+  /// The database called `name`, or null.
+  const config* find(const std::string& name) const;
+};
+
 /// Looks up an environment variable; tests pass their own.
 using env_lookup = std::string (*)(const char* name);
 
 /// Reads the real process environment ("" when unset).
 std::string process_env(const char* name);
 
-/// Parses and validates a JSON config text. On failure the error is
+/// Parses and validates a JSON config text of any number of databases:
+/// the top level's keys are the defaults of every entry of `databases`,
+/// and an entry's key replaces the default whole (its `routes` are all its
+/// routes). Problems of a default are reported once, at their top-level
+/// path; an entry's at `databases.NAME.key`. OUTBOX_DATABASE_URL applies
+/// only to a file without `databases`.
+caf::expected<cluster_config> parse_cluster_config(const std::string& json,
+                                                   env_lookup env = process_env);
+
+/// Reads the file at `path`, then behaves as parse_cluster_config.
+caf::expected<cluster_config> load_cluster_config(const std::string& path,
+                                                  env_lookup env = process_env);
+
+/// Parses and validates a JSON config text of one database (a file
+/// without `databases`, or with one entry). On failure the error is
 /// errc::config_unreadable (not JSON) or errc::config_invalid with every
 /// problem on its own line, each naming its path and rule. Never includes
 /// credentials in the text.

@@ -30,7 +30,11 @@ public:
            const std::string& rule) {
     lines_.push_back(path + " = " + show(value) + ": " + rule);
   }
+  /// A line as another reader wrote it (`databases` moves a database's
+  /// lines under its own path).
+  void add_line(std::string line) { lines_.push_back(std::move(line)); }
   bool empty() const { return lines_.empty(); }
+  const std::vector<std::string>& lines() const { return lines_; }
   std::string text() const { return join(lines_, "\n"); }
 
 private:

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <utility>
 
+#include "core/domain/dispatch_tag.hpp"
+
 namespace outbox {
 
 namespace {
@@ -47,15 +49,17 @@ bool is_keyword(const std::string& name) {
 
 schema_names schema_names::with_prefix(const std::string& prefix) const {
   return {prefix + events, prefix + deliveries, prefix + migrations,
-          prefix + publish_function};
+          prefix + publish_function, dispatch_tag};
 }
 
 std::string fill_names(std::string sql, const schema_names& names) {
+  auto new_dispatch_id = new_dispatch_id_sql(names.dispatch_tag);
   const std::pair<const char*, const std::string*> slots[] = {
     {"{{events}}", &names.events},
     {"{{deliveries}}", &names.deliveries},
     {"{{migrations}}", &names.migrations},
-    {"{{publish_function}}", &names.publish_function}};
+    {"{{publish_function}}", &names.publish_function},
+    {"{{new_dispatch_id}}", &new_dispatch_id}};
   for (auto [from, to] : slots) {
     std::string key = from;
     for (size_t p = 0; (p = sql.find(key, p)) != std::string::npos;

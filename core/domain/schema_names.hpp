@@ -12,6 +12,10 @@ struct schema_names {
   std::string deliveries = "outbox_deliveries";
   std::string migrations = "outbox_migrations";
   std::string publish_function = "outbox_publish";
+  /// What this outbox's dispatch ids start with (core/domain/dispatch_tag.hpp):
+  /// its database's tag in a config of several databases, "" (random ids)
+  /// otherwise. Fills {{new_dispatch_id}}.
+  std::string dispatch_tag;
 
   /// The NOTIFY channel of event inserts: the events table's name.
   const std::string& notify_channel() const { return events; }
@@ -29,7 +33,8 @@ struct schema_names {
 constexpr size_t max_identifier_length = 48;
 
 /// Returns `sql` with {{events}}, {{deliveries}}, {{migrations}} and
-/// {{publish_function}} replaced by these names. Identifiers cannot be
+/// {{publish_function}} replaced by these names, and {{new_dispatch_id}}
+/// by the SQL of a new dispatch id. Identifiers cannot be
 /// statement parameters; the names are validated identifiers instead.
 std::string fill_names(std::string sql, const schema_names& names);
 

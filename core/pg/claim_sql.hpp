@@ -51,7 +51,7 @@ WITH room AS ({{room}}), ready AS ({{ready}}), expired AS (
   RETURNING d.id, d.event_id, d.job, d.queue, d.attempts
 ), claimed AS (
   UPDATE {{deliveries}} d
-  SET handed = false, status = 'dispatched', dispatch_id = gen_random_uuid(),
+  SET handed = false, status = 'dispatched', dispatch_id = {{new_dispatch_id}},
       dispatched_at = now(),
       delivery_timeout_at = now() + make_interval(secs => d.delivery_timeout_seconds)
   FROM ready r

@@ -147,7 +147,7 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
          m.block_on_failure,
          CASE WHEN m.ordered THEN NULL ELSE now() END,
          CASE WHEN m.hand THEN 'dispatched' ELSE 'pending' END,
-         CASE WHEN m.hand THEN gen_random_uuid() END,
+         CASE WHEN m.hand THEN {{new_dispatch_id}} END,
          CASE WHEN m.hand THEN now() END,
          CASE WHEN m.hand
               THEN now() + make_interval(secs => m.delivery_timeout_seconds) END,

@@ -2,8 +2,10 @@
 #include <caf/test/unit_test.hpp>
 
 #include <cstdio>
+#include <fstream>
 
 #include "core/pg/claim_repository.hpp"
+#include "core/pg/migrations.hpp"
 #include "core/pg/result_repository.hpp"
 #include "core/pg/routing_repository.hpp"
 #include "tests/integration/child_process.hpp"
@@ -123,12 +125,11 @@ CAF_TEST(prune deletes old final deliveries and bad arguments are refused) {
   CAF_CHECK_EQUAL(ctl("prune --hours 1 --queue q").first, 2);
   CAF_CHECK_EQUAL(ctl("failed --limit 0").first, 2);
   CAF_CHECK_EQUAL(ctl("migrate --json").first, 2);
-  // --database: a config serves one database, named default.
+  // --database: a config without `databases` serves one, named default.
   CAF_CHECK_EQUAL(ctl("failed --database default").first, 0);
   CAF_CHECK_EQUAL(ctl("migrate --database default").first, 0);
   check_ends(ctl("failed --database billing"), 2,
-             "--database billing: no such database; this config serves one, "
-             "named default");
+             "--database billing: no such database; the config serves default");
   check_ends(ctl("pause q --database Orders"), 2,
              "--database: a name is 1 to 32 of a-z, 0-9 and _");
   check_ends(ctl("drain n1 --database default"), 2,
@@ -198,6 +199,57 @@ CAF_TEST(quarantined events and deliveries are listed and removed) {
   check_ends(ctl("forget " + bad), 0, "deleted (and its event, if no other delivery had it)");
   check_ends(ctl("quarantined"), 0, "nothing quarantined");
   CAF_CHECK_EQUAL(must_exec(db, "SELECT count(*) FROM " + names.events).int64(0, 0), 1);
+}
+
+CAF_TEST(a config of two databases migrates both and names one per verb) {
+  // The second outbox lives in the same test database under its own
+  // tables: two entries apart by their names (config check_apart).
+  auto other = schema_names{}.with_prefix(unique_prefix());
+  auto two_path = "/tmp/" + queue_prefix + "admin_two.json";
+  {
+    std::ofstream out{two_path};
+    auto tables = [](const schema_names& n) {
+      return "{\"eventsTableName\": \"" + n.events
+             + "\", \"deliveriesTableName\": \"" + n.deliveries
+             + "\", \"migrationsTableName\": \"" + n.migrations
+             + "\", \"publishFunctionName\": \"" + n.publish_function + "\"}";
+    };
+    out << "{\"databaseUrl\": \"" << database_url() << "\", \"amqpUrl\": \""
+        << amqp_url() << "\", \"routes\": {\"e\": [{\"job\": \"J\", \"queue\": "
+        << "\"q\"}]}, \"databases\": {\"one\": " << tables(names)
+        << ", \"two\": " << tables(other) << "}}";
+  }
+  auto ctl2 = [&](const std::string& args) {
+    return run_command("env -u OUTBOX_DATABASE_URL " + std::string{OUTBOXCTL_PATH}
+                       + " " + args + " --config " + two_path);
+  };
+  // migrate goes over every database, each line naming its own.
+  auto migrated = ctl2("migrate");
+  CAF_CHECK_EQUAL(migrated.first, 0);
+  CAF_CHECK_NOT_EQUAL(migrated.second.find("one: schema is up to date"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(migrated.second.find("two: applied "), std::string::npos);
+  auto tables = must_exec(db, "SELECT count(*) FROM pg_class WHERE relname = $1",
+                          {other.deliveries});
+  CAF_CHECK_EQUAL(tables.int64(0, 0), 1);
+  check_ends(ctl2("migrate --database two"), 0, "schema is up to date (" +
+             std::to_string(migrations().size()) + " migrations, tables "
+             + other.events + ", " + other.deliveries + ")");
+  // A verb of one database needs its name; it acts on that one alone.
+  check_ends(ctl2("failed"), 2,
+             "--database NAME is required: the config serves one, two");
+  check_ends(ctl2("failed --database three"), 2,
+             "--database three: no such database; the config serves one, two");
+  CAF_CHECK_EQUAL(ctl2("pause q --database two").first, 0);
+  auto paused_two = must_exec(db, "SELECT count(*) FROM " + other.deliveries
+                                    + "_paused");
+  CAF_CHECK_EQUAL(paused_two.int64(0, 0), 1);
+  auto paused_one = must_exec(db, "SELECT count(*) FROM " + names.deliveries
+                                    + "_paused");
+  CAF_CHECK_EQUAL(paused_one.int64(0, 0), 0);
+  std::remove(two_path.c_str());
+  if (auto err = drop_schema(db, other))
+    CAF_FAIL("dropping the second schema failed: " << render(err));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

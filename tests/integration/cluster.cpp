@@ -184,9 +184,10 @@ CAF_TEST(a stream of events all complete and the status actor counts them) {
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 300; }));
   CAF_CHECK_EQUAL(open_deliveries(), 0);
   auto s = node.status();
-  CAF_CHECK(s.database_ok);
-  CAF_CHECK_EQUAL(s.counts.per_status.at("completed"), 300);
-  CAF_CHECK_EQUAL(s.counts.per_queue.at(q).per_status.at("completed"), 300);
+  CAF_REQUIRE_EQUAL(s.databases.size(), 1u);
+  CAF_CHECK(s.databases[0].ok);
+  CAF_CHECK_EQUAL(s.databases[0].counts.per_status.at("completed"), 300);
+  CAF_CHECK_EQUAL(s.databases[0].counts.per_queue.at(q).per_status.at("completed"), 300);
   CAF_REQUIRE_EQUAL(s.nodes.size(), 1u);
   CAF_CHECK(s.nodes[0].up);
   // Router, dispatcher, result handler, sweeper and retention.

@@ -90,7 +90,7 @@ CAF_TEST(migrate applies the schema once and then reports it up to date) {
   CAF_CHECK_EQUAL(second.status, 0);
   CAF_CHECK_NOT_EQUAL(second.output.find("schema is up to date"), std::string::npos);
   schema_names names{prefix + "events", prefix + "deliveries",
-                     prefix + "migrations", prefix + "publish"};
+                     prefix + "migrations", prefix + "publish", ""};
   auto db = connect_db();
   CAF_CHECK(!check_schema(db, names));
   CAF_CHECK(!drop_schema(db, names));

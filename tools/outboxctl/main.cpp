@@ -15,8 +15,9 @@
 //   outboxctl drain NODE [--connect HOST:PORT]
 //   outboxctl replay --job J --queue Q (--since T [--until T] | --event ID,...)
 //                    [--event-type TYPE] [--dry-run]
-//   --database NAME on every verb that reads the database: the config serves
-//   one database, named "default" (see database_flag_error).
+//   --database NAME on every verb that reads the database: required when the
+//   config names several (`databases`), migrate's default is all of them;
+//   a config without `databases` serves one named "default".
 #include <cstdlib>
 #include <iostream>
 #include <regex>
@@ -133,7 +134,8 @@ struct ctl_config : outbox::cli_config {
       .add(connect, "connect", "status: HOST:PORT of the status node")
       .add(json, "json", "status: print JSON")
       .add(db, "db", "status: read the database, not the cluster")
-      .add(database, "database", "the database to act on (a config serves one: default)")
+      .add(database, "database", "the database to act on, of the config's databases (one without "
+           "them: default)")
       .add(queue, "queue", "failed/expired/retry/blocked: only this queue")
       .add(admin.statuses, "status", "retry: failed|expired; prune: final statuses")
       .add(admin.hours, "hours", "prune: older than this many hours")
@@ -210,17 +212,42 @@ std::string flag_not_for(const std::string& verb, const ctl_config& o) {
   return "";
 }
 
-// What is wrong with --database NAME, "" when nothing. A config serves one
-// database, which has the name "default", so that a command written with
-// --database default keeps its meaning once a config names several.
+// What is wrong with --database NAME's spelling, "" when nothing.
 std::string database_flag_error(const std::string& name) {
   static const std::regex valid{"[a-z0-9_]{1,32}"};
-  if (name.empty() || name == "default")
+  if (name.empty() || std::regex_match(name, valid))
     return "";
-  if (!std::regex_match(name, valid))
-    return "--database: a name is 1 to 32 of a-z, 0-9 and _";
-  return "--database " + name
-         + ": no such database; this config serves one, named default";
+  return "--database: a name is 1 to 32 of a-z, 0-9 and _";
+}
+
+std::string database_names(const outbox::cluster_config& all) {
+  std::string out;
+  for (auto& db : all.databases)
+    out += (out.empty() ? "" : ", ") + db.database;
+  return out;
+}
+
+// The databases a verb acts on: the one --database names, else the only
+// one, else (migrate) every one. A config without `databases` serves one
+// named "default", so that a command written with --database default keeps
+// its meaning once the config names several.
+caf::expected<std::vector<outbox::config>>
+databases_for(const std::string& verb, const std::string& name,
+              outbox::cluster_config all) {
+  if (!name.empty()) {
+    auto* db = all.find(name);
+    if (!db)
+      return outbox::make_error(outbox::errc::config_invalid,
+                                "--database " + name
+                                  + ": no such database; the config serves "
+                                  + database_names(all));
+    return std::vector<outbox::config>{*db};
+  }
+  if (all.databases.size() == 1 || verb == "migrate")
+    return std::move(all.databases);
+  return outbox::make_error(outbox::errc::config_invalid,
+                            "--database NAME is required: the config serves "
+                              + database_names(all));
 }
 
 int status_from_db(const outbox::config& cfg, bool json) {
@@ -236,23 +263,30 @@ int status_from_db(const outbox::config& cfg, bool json) {
     return exit_failure;
   }
   outbox::cluster_status s;
-  s.database_ok = true;
-  s.counts = std::move(*counts);
+  outbox::database_status db;
+  db.name = cfg.database;
+  db.ok = true;
+  db.counts = std::move(*counts);
+  s.databases.push_back(std::move(db));
   outbox::print_status(s, json, false);
   return 0;
 }
 
-int migrate(const outbox::config& cfg) {
+// `prefix` names the database when the config names several.
+int migrate(const outbox::config& cfg, const std::string& prefix) {
   auto conn = outbox::pg_connection::connect(cfg.database_url);
   if (!conn) {
-    std::cerr << "outboxctl migrate: " << outbox::render(conn.error()) << "\n";
+    std::cerr << "outboxctl migrate: " << prefix << outbox::render(conn.error())
+              << "\n";
     return exit_failure;
   }
   auto ran = outbox::migrate(*conn, cfg.names);
   if (!ran) {
-    std::cerr << "outboxctl migrate: " << outbox::render(ran.error()) << "\n";
+    std::cerr << "outboxctl migrate: " << prefix << outbox::render(ran.error())
+              << "\n";
     return exit_failure;
   }
+  std::cout << prefix;
   if (*ran == 0)
     std::cout << "schema is up to date (" << outbox::migrations().size()
               << " migrations, tables " << cfg.names.events << ", "
@@ -262,6 +296,26 @@ int migrate(const outbox::config& cfg) {
               << cfg.names.events << ", " << cfg.names.deliveries
               << ", function " << cfg.names.publish_function << "\n";
   return 0;
+}
+
+// Migrates each database in turn: one that fails does not stop the others.
+int migrate_all(const std::vector<outbox::config>& dbs, bool named) {
+  int rc = 0;
+  for (auto& db : dbs)
+    if (auto one = migrate(db, named ? db.database + ": " : ""); one != 0)
+      rc = one;
+  return rc;
+}
+
+// Reads the config and picks the databases the verb acts on; prints why
+// not on failure.
+caf::expected<std::vector<outbox::config>>
+load_databases(const std::string& verb, const ctl_config& opts, bool& named) {
+  auto all = outbox::load_cluster_config(opts.config_file);
+  if (!all)
+    return std::move(all.error());
+  named = all->named;
+  return databases_for(verb, opts.database, std::move(*all));
 }
 
 } // namespace
@@ -293,12 +347,15 @@ int main(int argc, char** argv) {
   // their arguments).
   bool database_verb = outbox::is_admin_verb(verb) || outbox::is_pause_verb(verb)
                        || verb == "replay";
-  auto cfg = database_verb ? outbox::load_config(opts.config_file)
-                           : caf::expected<outbox::config>{outbox::config{}};
-  if (!cfg) {
-    std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
+  bool named = false;
+  using databases = caf::expected<std::vector<outbox::config>>;
+  auto dbs = database_verb ? load_databases(verb, opts, named)
+                           : databases{std::vector<outbox::config>(1)};
+  if (!dbs) {
+    std::cerr << "outboxctl: " << outbox::render(dbs.error()) << "\n";
     return exit_usage;
   }
+  auto* cfg = &dbs->front();
   if (outbox::is_admin_verb(verb)) {
     opts.admin.ids.assign(opts.remainder.begin() + 1, opts.remainder.end());
     if (!opts.queue.empty())
@@ -349,10 +406,11 @@ int main(int argc, char** argv) {
   bool status = opts.remainder[0] == "status";
   if (status && !opts.db)
     return outbox::status_from_cluster(opts, {opts.connect, opts.tls}, opts.json);
-  cfg = outbox::load_config(opts.config_file);
-  if (!cfg) {
-    std::cerr << "outboxctl: " << outbox::render(cfg.error()) << "\n";
+  dbs = load_databases(verb, opts, named);
+  if (!dbs) {
+    std::cerr << "outboxctl: " << outbox::render(dbs.error()) << "\n";
     return exit_usage;
   }
-  return status ? status_from_db(*cfg, opts.json) : migrate(*cfg);
+  return status ? status_from_db(dbs->front(), opts.json)
+                : migrate_all(*dbs, named);
 }

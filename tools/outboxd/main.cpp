@@ -30,6 +30,7 @@ constexpr int exit_failure = 1; // could not start, or a --once pass failed
 // --help: the roles, then the flags, examples and exit codes.
 constexpr const char* roles_help =
   "usage: outboxd [--config FILE] [--roles R,...] [--queues Q,...]\n"
+  "               [--databases NAME,...]\n"
   "               [--listen [HOST:]PORT | --join HOST:PORT] [--http [HOST:]PORT]\n"
   "               [--tls-cert FILE --tls-key FILE --tls-ca FILE] [--once]\n"
   "\n"
@@ -73,6 +74,9 @@ struct daemon_config : outbox::cli_config {
       .add(flags.queues, "queues",
            "queues of this node's dispatchers and result handlers "
            "(default: every routed queue)")
+      .add(flags.databases, "databases",
+           "databases this node serves, of the config's `databases` "
+           "(default: every one)")
       .add(flags.listen, "listen",
            "status node: HOST:PORT or PORT to listen on (default "
            "127.0.0.1:4250)")
@@ -111,7 +115,8 @@ struct daemon_config : outbox::cli_config {
   std::string help() const {
     return std::string{roles_help}
            + options_text({{"config", "FILE"}, {"roles", "R[,...]"},
-                           {"queues", "Q[,...]"}, {"listen", "[HOST:]PORT"},
+                           {"queues", "Q[,...]"}, {"databases", "NAME[,...]"},
+                           {"listen", "[HOST:]PORT"},
                            {"join", "HOST:PORT"}, {"http", "[HOST:]PORT"},
                            {"sleep", "SECONDS"}, {"log-level", "LEVEL"},
                            {"tls-cert", "FILE"}, {"tls-key", "FILE"},
@@ -123,7 +128,7 @@ struct daemon_config : outbox::cli_config {
 // What the flags and the config file ask for, or the exit status (2) after
 // saying what is wrong.
 struct startup {
-  std::optional<outbox::config> cfg;
+  std::optional<outbox::cluster_config> cfg;
   std::optional<outbox::node_settings> settings;
   std::optional<outbox::host_port> http;
   int exit_code = 0;
@@ -149,7 +154,7 @@ startup read_startup(daemon_config& opts, int argc, char** argv) {
     std::cerr << "outboxd: --log-level: unknown level\n";
     return out;
   }
-  auto cfg = outbox::load_config(opts.config_file);
+  auto cfg = outbox::load_cluster_config(opts.config_file);
   if (!cfg) {
     std::cerr << "outboxd: " << outbox::render(cfg.error()) << "\n";
     return out;

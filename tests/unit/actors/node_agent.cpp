@@ -13,7 +13,9 @@ using namespace outbox::testing;
 namespace {
 
 struct fixture : actor_fixture {
-  status_actor st = sys.spawn(status, std::make_shared<fakes::status_store>());
+  status_actor st = sys.spawn(
+    status, std::vector<named_status_store>{
+              {"default", std::make_shared<fakes::status_store>()}});
   node_agent_actor agent;
 
   node_agent_state& agent_state() {

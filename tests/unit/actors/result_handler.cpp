@@ -4,6 +4,7 @@
 
 #include "actors/result_handler.hpp"
 #include "core/amqp/wire.hpp"
+#include "core/domain/dispatch_tag.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -12,10 +13,15 @@ namespace {
 
 const std::string uuid = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
 
-std::string result(int64_t id, const char* outcome = "completed") {
+std::string result(int64_t id, const char* outcome = "completed",
+                   const std::string& dispatch_id = uuid) {
   return R"({"outboxDeliveryId":")" + std::to_string(id)
-         + R"(","outboxDispatchId":")" + uuid
+         + R"(","outboxDispatchId":")" + dispatch_id
          + R"(","job":"PublishStockJob","outcome":")" + outcome + R"("})";
+}
+
+std::vector<result_target> only(std::shared_ptr<fakes::delivery_store> store) {
+  return {{"", std::move(store)}};
 }
 
 struct fixture : actor_fixture {
@@ -23,7 +29,7 @@ struct fixture : actor_fixture {
     = std::make_shared<fakes::delivery_store>();
   std::shared_ptr<fakes::result_source> source
     = std::make_shared<fakes::result_source>();
-  pass_actor handler = sys.spawn(result_handler, store, source, "stock.publish",
+  pass_actor handler = sys.spawn(result_handler, only(store), source, "stock.publish",
                                  100, std::chrono::milliseconds{0},
                                  manual_passes(), node_agent_actor{});
 };
@@ -71,7 +77,7 @@ CAF_TEST(malformed unknown stale and wrong-job results are counted and acked) {
 CAF_TEST(an empty wait for results is followed by the next wait at once) {
   pass_settings s;
   s.idle = std::chrono::seconds{10};
-  auto h = sys.spawn(result_handler, store, source, "stock.publish", 100,
+  auto h = sys.spawn(result_handler, only(store), source, "stock.publish", 100,
                      std::chrono::milliseconds{250}, s, node_agent_actor{});
   self->send(h, wake_atom::value);
   expect((wake_atom), from(self).to(h));
@@ -124,6 +130,58 @@ CAF_TEST(only malformed results are acked without touching the database) {
   CAF_CHECK_EQUAL(request<int64_t>(handler, once_atom::value), 0);
   CAF_CHECK(store->applied.empty());
   CAF_CHECK_EQUAL(source->acked_through, 1u);
+}
+
+
+CAF_TEST(results of a queue that two databases share go to the database of their tag) {
+  auto orders = std::make_shared<fakes::delivery_store>();
+  auto billing = std::make_shared<fakes::delivery_store>();
+  auto orders_tag = dispatch_tag_of("orders");
+  auto billing_tag = dispatch_tag_of("billing");
+  std::vector<result_target> targets{{orders_tag, orders}, {billing_tag, billing}};
+  auto h = sys.spawn(result_handler, targets, source, "mail", 100,
+                     std::chrono::milliseconds{0}, manual_passes(),
+                     node_agent_actor{});
+  auto tagged = [](const std::string& tag) { return tag + uuid.substr(8); };
+  // The same delivery id in both databases, each with its own send.
+  source->push(result(7, "completed", tagged(orders_tag)));
+  source->push(result(7, "completed", tagged(billing_tag)));
+  source->push(result(8, "completed", tagged(billing_tag)));
+  // A send from before the config named two databases: tried in both,
+  // applied where it matches.
+  source->push(result(9, "completed", uuid));
+  orders->verdicts[9] = result_verdict::unknown_delivery;
+  CAF_CHECK_EQUAL(request<int64_t>(h, once_atom::value), 4);
+  CAF_REQUIRE_EQUAL(orders->applied.size(), 1u);
+  CAF_REQUIRE_EQUAL(billing->applied.size(), 1u);
+  CAF_REQUIRE_EQUAL(orders->applied[0].size(), 2u);
+  CAF_CHECK_EQUAL(orders->applied[0][0].delivery_id, 7);
+  CAF_CHECK_EQUAL(orders->applied[0][1].delivery_id, 9);
+  CAF_REQUIRE_EQUAL(billing->applied[0].size(), 3u);
+  CAF_CHECK_EQUAL(billing->applied[0][1].delivery_id, 8);
+  CAF_CHECK_EQUAL(source->acked_through, 4u);
+  auto& m = pass_state_of(h).metrics;
+  CAF_CHECK_EQUAL(m.counters.count("unknown_delivery"), 0u);
+  stop(h);
+}
+
+CAF_TEST(a database that fails its part keeps the whole batch unacked) {
+  auto orders = std::make_shared<fakes::delivery_store>();
+  auto billing = std::make_shared<fakes::delivery_store>();
+  std::vector<result_target> targets{{dispatch_tag_of("orders"), orders},
+                                     {dispatch_tag_of("billing"), billing}};
+  auto h = sys.spawn(result_handler, targets, source, "mail", 100,
+                     std::chrono::milliseconds{0}, manual_passes(),
+                     node_agent_actor{});
+  source->push(result(1, "completed", dispatch_tag_of("orders") + uuid.substr(8)));
+  source->push(result(2, "completed", dispatch_tag_of("billing") + uuid.substr(8)));
+  billing->apply_errors.push_back(make_error(errc::database_unavailable, "down"));
+  self->send(h, wake_atom::value);
+  expect((wake_atom), from(self).to(h));
+  expect((pass_atom, uint64_t), from(h).to(h));
+  CAF_CHECK_EQUAL(source->acked_through, 0u);
+  CAF_CHECK_EQUAL(pass_state_of(h).metrics.errors, 1);
+  stop(h);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -15,7 +15,7 @@ namespace {
 struct fixture : actor_fixture {
   std::shared_ptr<fakes::status_store> store
     = std::make_shared<fakes::status_store>();
-  status_actor st = sys.spawn(status, store);
+  status_actor st = sys.spawn(status, std::vector<named_status_store>{{"default", store}});
   node_agent_actor agent = sys.spawn(agent_probe, "agent");
   pass_actor disp = sys.spawn(wake_counter, "dispatcher");
   pass_actor results = sys.spawn(wake_counter, "dispatcher");
@@ -52,9 +52,11 @@ CAF_TEST(a joined node is listed with its actors) {
   store->next = counts;
   join();
   auto s = request<cluster_status>(st, status_atom::value);
-  CAF_CHECK(s.database_ok);
-  CAF_CHECK_EQUAL(s.counts.unrouted_events, 4);
-  CAF_CHECK_EQUAL(s.counts.per_status["pending"], 2);
+  CAF_REQUIRE_EQUAL(s.databases.size(), 1u);
+  CAF_CHECK_EQUAL(s.databases[0].name, "default");
+  CAF_CHECK(s.databases[0].ok);
+  CAF_CHECK_EQUAL(s.databases[0].counts.unrouted_events, 4);
+  CAF_CHECK_EQUAL(s.databases[0].counts.per_status["pending"], 2);
   CAF_REQUIRE_EQUAL(s.nodes.size(), 1u);
   CAF_CHECK_EQUAL(s.nodes[0].name, "worker:1");
   CAF_CHECK(s.nodes[0].up);
@@ -275,10 +277,29 @@ CAF_TEST(an unreadable database still answers with the cluster view) {
                            "cannot connect to 127.0.0.1:5432/postgres");
   join();
   auto s = request<cluster_status>(st, status_atom::value);
-  CAF_CHECK(!s.database_ok);
-  CAF_CHECK_EQUAL(s.database_error,
+  CAF_REQUIRE_EQUAL(s.databases.size(), 1u);
+  CAF_CHECK(!s.databases[0].ok);
+  CAF_CHECK_EQUAL(s.databases[0].error,
                   "database_unavailable: cannot connect to 127.0.0.1:5432/postgres");
   CAF_CHECK_EQUAL(s.nodes.size(), 1u);
+}
+
+CAF_TEST(each database shows its own counts or its own error) {
+  auto billing = std::make_shared<fakes::status_store>();
+  billing->next = make_error(errc::database_unavailable, "cannot connect");
+  status_counts counts;
+  counts.unrouted_events = 2;
+  store->next = counts;
+  auto two = sys.spawn(status, std::vector<named_status_store>{
+                                 {"billing", billing}, {"orders", store}});
+  auto s = request<cluster_status>(two, status_atom::value);
+  CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
+  CAF_CHECK_EQUAL(s.databases[0].name, "billing");
+  CAF_CHECK(!s.databases[0].ok);
+  CAF_CHECK_EQUAL(s.databases[1].name, "orders");
+  CAF_CHECK(s.databases[1].ok);
+  CAF_CHECK_EQUAL(s.databases[1].counts.unrouted_events, 2);
+  self->send_exit(two, caf::exit_reason::user_shutdown);
 }
 
 CAF_TEST(the node agent joins a local status actor and forwards metrics) {

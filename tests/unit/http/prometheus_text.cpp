@@ -119,41 +119,53 @@ CAF_TEST(a node with a cluster port counts its refusals by reason) {
 
 CAF_TEST(a status node adds the database counts unless it cannot read them) {
   cluster_status c;
-  c.database_ok = true;
-  c.counts.unrouted_events = 5;
-  c.counts.oldest_unrouted_age_seconds = 1.5;
-  c.counts.per_queue["q"].per_status = {{"pending", 3}, {"completed", 9}};
-  c.counts.per_queue["q"].oldest_open_age_seconds = 4;
-  c.counts.per_queue["q"].blocked_keys = 2;
-  c.counts.per_queue["q"].longest_held_key_seconds = 7.5;
-  c.counts.per_queue["p"].per_status = {{"pending", 1}};
-  c.counts.paused["p"].paused_seconds = 12.5;
-  c.counts.paused["p"].paused_by = "not a label";
+  database_status db;
+  db.name = "orders";
+  db.ok = true;
+  auto& counts = db.counts;
+  counts.unrouted_events = 5;
+  counts.oldest_unrouted_age_seconds = 1.5;
+  counts.per_queue["q"].per_status = {{"pending", 3}, {"completed", 9}};
+  counts.per_queue["q"].oldest_open_age_seconds = 4;
+  counts.per_queue["q"].blocked_keys = 2;
+  counts.per_queue["q"].longest_held_key_seconds = 7.5;
+  counts.per_queue["p"].per_status = {{"pending", 1}};
+  counts.paused["p"].paused_seconds = 12.5;
+  counts.paused["p"].paused_by = "not a label";
+  database_status billing;
+  billing.name = "billing";
+  billing.error = "database_unavailable: down";
+  c.databases = {billing, db};
   node_view up, down;
   down.up = false;
   c.nodes = {up, up, down};
   metrics_input in{sample_report(), {}, 11000, "1", c, std::nullopt};
   auto text = render_node_metrics(in);
-  for (auto line : {"outbox_database_up 1\n", "outbox_nodes{state=\"up\"} 2\n",
+  for (auto line : {"outbox_database_up{database=\"orders\"} 1\n",
+                    "outbox_database_up{database=\"billing\"} 0\n",
+                    "outbox_nodes{state=\"up\"} 2\n",
                     "outbox_nodes{state=\"down\"} 1\n",
-                    "outbox_deliveries{queue=\"q\",status=\"completed\"} 9\n",
-                    "outbox_deliveries{queue=\"q\",status=\"pending\"} 3\n",
-                    "outbox_unrouted_events 5\n",
-                    "outbox_oldest_unrouted_event_age_seconds 1.5\n",
-                    "outbox_oldest_open_delivery_age_seconds{queue=\"q\"} 4\n",
+                    "outbox_deliveries{database=\"orders\",queue=\"q\",status=\"completed\"} 9\n",
+                    "outbox_deliveries{database=\"orders\",queue=\"q\",status=\"pending\"} 3\n",
+                    "outbox_unrouted_events{database=\"orders\"} 5\n",
+                    "outbox_oldest_unrouted_event_age_seconds{database=\"orders\"} 1.5\n",
+                    "outbox_oldest_open_delivery_age_seconds{database=\"orders\",queue=\"q\"} 4\n",
                     "# TYPE outbox_blocked_keys gauge\n",
-                    "outbox_blocked_keys{queue=\"q\"} 2\n",
+                    "outbox_blocked_keys{database=\"orders\",queue=\"q\"} 2\n",
                     "# TYPE outbox_longest_held_key_seconds gauge\n",
-                    "outbox_longest_held_key_seconds{queue=\"q\"} 7.5\n",
-                    "outbox_queue_paused{queue=\"p\"} 1\n",
-                    "outbox_queue_paused{queue=\"q\"} 0\n",
-                    "outbox_queue_paused_seconds{queue=\"p\"} 12.5\n",
-                    "outbox_queue_paused_seconds{queue=\"q\"} 0\n"})
+                    "outbox_longest_held_key_seconds{database=\"orders\",queue=\"q\"} 7.5\n",
+                    "outbox_queue_paused{database=\"orders\",queue=\"p\"} 1\n",
+                    "outbox_queue_paused{database=\"orders\",queue=\"q\"} 0\n",
+                    "outbox_queue_paused_seconds{database=\"orders\",queue=\"p\"} 12.5\n",
+                    "outbox_queue_paused_seconds{database=\"orders\",queue=\"q\"} 0\n"})
     OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
   CAF_CHECK_EQUAL(text.find("not a label"), std::string::npos);
-  in.cluster->database_ok = false;
+  // The unreadable database has no counts, not zeros.
+  CAF_CHECK_EQUAL(text.find("database=\"billing\",queue"), std::string::npos);
+  in.cluster->databases[1].ok = false;
   text = render_node_metrics(in);
-  CAF_CHECK_NOT_EQUAL(text.find("outbox_database_up 0\n"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(text.find("outbox_database_up{database=\"orders\"} 0\n"),
+                      std::string::npos);
   CAF_CHECK_EQUAL(text.find("outbox_deliveries"), std::string::npos);
 }
 

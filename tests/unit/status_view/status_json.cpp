@@ -14,15 +14,16 @@ namespace {
 
 cluster_status sample() {
   cluster_status s;
-  s.database_ok = true;
-  s.counts.unrouted_events = 3;
-  s.counts.oldest_unrouted_age_seconds = 1.5;
-  s.counts.per_status = {{"pending", 2}, {"completed", 7}};
-  s.counts.oldest_open_age_seconds = 0.25;
-  s.counts.per_queue["q"].per_status = {{"dispatched", 1}};
-  s.counts.per_queue["q"].oldest_open_age_seconds = 2;
-  s.counts.per_queue["q"].blocked_keys = 1;
-  s.counts.per_queue["q"].longest_held_key_seconds = 30.5;
+  s.databases.emplace_back();
+  s.databases[0].ok = true;
+  s.databases[0].counts.unrouted_events = 3;
+  s.databases[0].counts.oldest_unrouted_age_seconds = 1.5;
+  s.databases[0].counts.per_status = {{"pending", 2}, {"completed", 7}};
+  s.databases[0].counts.oldest_open_age_seconds = 0.25;
+  s.databases[0].counts.per_queue["q"].per_status = {{"dispatched", 1}};
+  s.databases[0].counts.per_queue["q"].oldest_open_age_seconds = 2;
+  s.databases[0].counts.per_queue["q"].blocked_keys = 1;
+  s.databases[0].counts.per_queue["q"].longest_held_key_seconds = 30.5;
   node_view n;
   n.name = "host:1";
   n.roles = {"dispatcher"};
@@ -86,8 +87,8 @@ CAF_TEST(the status from the database alone has no nodes) {
 
 CAF_TEST(an unavailable database has its reason and no counts) {
   auto s = sample();
-  s.database_ok = false;
-  s.database_error = "cannot connect";
+  s.databases[0].ok = false;
+  s.databases[0].error = "cannot connect";
   s.nodes[0].wakeups_degraded.clear();
   auto json = status_json(s, true);
   CAF_CHECK_EQUAL(json.rfind("{\"database\":{\"ok\":false,\"error\":"
@@ -100,7 +101,7 @@ CAF_TEST(an unavailable database has its reason and no counts) {
 
 CAF_TEST(a value JSON cannot carry gives an error object) {
   auto s = sample();
-  s.counts.oldest_open_age_seconds = std::nan("");
+  s.databases[0].counts.oldest_open_age_seconds = std::nan("");
   CAF_CHECK_EQUAL(status_json(s, false).rfind("{\"error\":", 0), 0u);
 }
 
@@ -115,7 +116,7 @@ CAF_TEST(a paused queue shows its pause) {
   p.paused_by = "ops@host";
   p.reason = "upgrade \x1b[2J";
   p.ends_in_seconds = 30;
-  s.counts.paused["q"] = p;
+  s.databases[0].counts.paused["q"] = p;
   CAF_CHECK_NOT_EQUAL(
     status_json(s, false).find(
       "\"longestHeldKeySeconds\":30.5,\"paused\":{\"pausedAt\":1700000000,"
@@ -128,9 +129,31 @@ CAF_TEST(a paused queue shows its pause) {
     table.find("paused 1.5m ago by \"ops@host\", resumes in 30.0s: "
                "\"upgrade \\x1b[2J\""),
     std::string::npos);
-  s.counts.paused["q"].ends_in_seconds = -1;
+  s.databases[0].counts.paused["q"].ends_in_seconds = -1;
   CAF_CHECK_NOT_EQUAL(status_json(s, false).find("\"reason\":\"upgrade \\u001B[2J\"}}"),
                       std::string::npos);
   CAF_CHECK_NOT_EQUAL(status_table(s, false).find("until resumed"),
                       std::string::npos);
+}
+
+CAF_TEST(a cluster of several databases shows each under its name) {
+  auto s = sample();
+  s.nodes.clear();
+  s.databases[0].name = "orders";
+  database_status billing;
+  billing.name = "billing";
+  billing.error = "cannot connect";
+  s.databases.insert(s.databases.begin(), billing);
+  auto json = status_json(s, false);
+  CAF_CHECK_EQUAL(json.rfind("{\"databases\":{\"billing\":{\"database\":{\"ok\":"
+                             "false,\"error\":\"cannot connect\"}},\"orders\":"
+                             "{\"database\":{\"ok\":true},\"unroutedEvents\":3,",
+                             0),
+                  0u);
+  auto table = status_table(s, false);
+  CAF_CHECK_EQUAL(table.rfind("== database billing ==\ndatabase: unavailable "
+                              "(cannot connect)\n\n== database orders ==\n"
+                              "unrouted events: 3",
+                              0),
+                  0u);
 }
