@@ -18,6 +18,10 @@ struct actor_metrics {
   std::string name;  ///< unique in its node, e.g. "dispatcher stock.publish"
   std::string role;  ///< router, dispatcher, results, sweeper
   std::string queue; ///< "" for the router and the sweeper
+  /// The database it serves when the config names several ("" for the
+  /// only one, and for a result handler, which serves every database of
+  /// its queue).
+  std::string database;
   int64_t passes = 0;
   int64_t rows = 0;   ///< events routed, deliveries sent, results applied...
   int64_t errors = 0; ///< failed passes
@@ -37,7 +41,7 @@ struct actor_metrics {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_metrics& x) {
   return f(caf::meta::type_name("actor_metrics"), x.name, x.role, x.queue,
-           x.passes, x.rows, x.errors, x.last_pass_ms, x.connected,
+           x.database, x.passes, x.rows, x.errors, x.last_pass_ms, x.connected,
            x.last_error, x.counters, x.gauges, x.histograms);
 }
 

@@ -1,5 +1,6 @@
 #include "actors/join_rules.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "actors/node_settings.hpp"
@@ -40,14 +41,31 @@ std::string queues_refusal(const std::vector<std::string>& queues,
   return {};
 }
 
-// A node spawns a router, a sweeper and retention at most, and a
-// dispatcher and a result handler per queue: more actors than that are not
-// a node's.
+// Database names as the config checks them (config_databases.cpp).
+std::string databases_refusal(const std::vector<std::string>& dbs,
+                              size_t max_databases) {
+  if (dbs.size() > max_databases)
+    return "more than " + std::to_string(max_databases) + " databases";
+  for (auto& db : dbs)
+    if (db.empty() || db.size() > 32
+        || !std::all_of(db.begin(), db.end(), [](char c) {
+             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+           }))
+      return "a bad database name";
+  return {};
+}
+
+// A node spawns a router, a sweeper and retention per database at most, a
+// dispatcher per queue and database, and a result handler per queue: more
+// actors than that are not a node's.
 std::string actors_refusal(const node_info& info) {
-  auto most = 2 * info.queues.size() + 3;
+  auto dbs = std::max<size_t>(info.databases.size(), 1);
+  auto queues = info.queues.size();
+  auto most = queues * dbs + queues + 3 * dbs;
   if (info.actors.size() > most)
     return std::to_string(info.actors.size()) + " actors for "
-           + std::to_string(info.queues.size()) + " queues";
+           + std::to_string(queues) + " queues and " + std::to_string(dbs)
+           + " databases";
   std::set<std::string> names;
   for (auto& a : info.actors)
     if (a.name.size() > 300 || !is_valid_utf8(a.name)
@@ -82,6 +100,7 @@ std::string join_refusal(const node_info& info, const join_limits& limits) {
   for (auto why : {name_refusal(info.name, limits.max_name_bytes),
                    roles_refusal(info.roles),
                    queues_refusal(info.queues, limits.max_queues),
+                   databases_refusal(info.databases, limits.max_databases),
                    actors_refusal(info)})
     if (!why.empty())
       return why;

@@ -17,6 +17,7 @@ namespace outbox {
 struct join_limits {
   size_t max_name_bytes = 512;    ///< CN@host:pid
   size_t max_queues = 1024;       ///< per node
+  size_t max_databases = 256;     ///< served by one node
   size_t max_nodes = 256;         ///< in the view, down ones included
   size_t max_lifecycle_kinds = 32;
   size_t max_wakeup_text_bytes = 512;

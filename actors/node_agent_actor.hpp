@@ -47,6 +47,7 @@ struct node_info {
   std::string name; ///< host:pid
   std::vector<std::string> roles;
   std::vector<std::string> queues;
+  std::vector<std::string> databases; ///< served by this node
   std::vector<actor_entry> actors;
   node_agent_actor agent;
 };
@@ -60,7 +61,7 @@ typename Inspector::result_type inspect(Inspector& f, actor_entry& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_info& x) {
   return f(caf::meta::type_name("node_info"), x.name, x.roles, x.queues,
-           x.actors, x.agent);
+           x.databases, x.actors, x.agent);
 }
 
 } // namespace outbox

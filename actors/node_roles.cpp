@@ -35,10 +35,19 @@ std::shared_ptr<db_delivery_store> delivery_store(const config& cfg,
 }
 
 // An actor's name in the status view, unique in its node: with databases
-// named in the config, the database follows ("dispatcher mail@orders").
+// named in the config, the database follows ("dispatcher mail@orders"), as
+// in its metrics (pass_settings::database).
 std::string actor_name(const node_bootstrap& b, std::string base,
                        const config& cfg) {
   return b.all.named ? base + "@" + cfg.database : base;
+}
+
+// The pass loop of an actor of one database.
+pass_settings pass_of(const node_bootstrap& b, const config& cfg) {
+  auto out = b.pass;
+  if (b.all.named)
+    out.database = cfg.database;
+  return out;
 }
 
 /// The cluster's status actor, published at --listen (not with --once).
@@ -114,7 +123,7 @@ void spawn_dispatcher(node_bootstrap& b, const config& cfg, database_actors& d,
                                       publisher, queue,
                                       dispatch_limits{cfg.batch_size,
                                                       cfg.max_in_flight},
-                                      b.pass, b.actors.agent, box);
+                                      pass_of(b, cfg), b.actors.agent, box);
   b.actors.dispatchers.push_back(a);
   d.local_dispatchers.push_back({queue, a});
   b.info.actors.push_back(
@@ -170,7 +179,7 @@ void spawn_router(node_bootstrap& b, const config& cfg, database_actors& d) {
     notify = ready_notify{cfg.names.ready_channel(), b.origin};
   auto routes = std::make_shared<db_routing_store>(cfg.database_url, cfg.names,
                                                    cfg.routes, std::move(notify));
-  auto settings = b.pass;
+  auto settings = pass_of(b, cfg);
   settings.linger = std::chrono::milliseconds{cfg.router_linger_ms};
   settings.linger_min_rows = cfg.router_linger_min_events;
   auto& router_hdl = d.router;
@@ -188,8 +197,8 @@ void spawn_router(node_bootstrap& b, const config& cfg, database_actors& d) {
 void spawn_sweeper(node_bootstrap& b, const config& cfg) {
   auto s = b.sys.spawn<caf::detached>(sweeper,
                                       delivery_store(cfg, commit_mode::relay_progress),
-                                      cfg.batch_size, b.pass, b.actors.agent,
-                                      b.results, cfg.queues());
+                                      cfg.batch_size, pass_of(b, cfg),
+                                      b.actors.agent, b.results, cfg.queues());
   b.actors.sweepers.push_back(s);
   b.info.actors.push_back({actor_name(b, "sweeper", cfg), "sweeper", "", s});
 }
@@ -200,8 +209,8 @@ void spawn_retention(node_bootstrap& b, const config& cfg) {
   if (!cfg.retention.enabled)
     return;
   auto store = std::make_shared<db_retention_store>(cfg.database_url, cfg.names);
-  auto r = b.sys.spawn<caf::detached>(retention, store, cfg.retention, b.pass,
-                                      b.actors.agent);
+  auto r = b.sys.spawn<caf::detached>(retention, store, cfg.retention,
+                                      pass_of(b, cfg), b.actors.agent);
   b.actors.retentions.push_back(r);
   b.info.actors.push_back({actor_name(b, "retention", cfg), "retention", "", r});
 }
@@ -248,8 +257,10 @@ caf::error spawn_node_roles(node_bootstrap& b) {
   auto dbs = served_databases(b.all, s);
   auto& per_db = b.actors.databases;
   per_db.resize(dbs.size());
-  for (size_t i = 0; i < dbs.size(); ++i)
+  for (size_t i = 0; i < dbs.size(); ++i) {
     per_db[i].database = dbs[i]->database;
+    b.info.databases.push_back(dbs[i]->database);
+  }
   for (auto& q : b.info.queues) {
     if (s.has(node_role::dispatcher))
       for (size_t i = 0; i < dbs.size(); ++i)

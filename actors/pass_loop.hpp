@@ -72,6 +72,9 @@ struct pass_settings {
   /// bigger batch costs every stage behind it much less per row. 0: never.
   std::chrono::milliseconds linger{0};
   int64_t linger_min_rows = 1;
+  /// The database the actor serves, when the config names several: its
+  /// name in the status view, logs and metrics says which ("router@orders").
+  std::string database;
 };
 
 /// The delay before the next pass (0 = at once).
@@ -163,6 +166,10 @@ pass_behavior(Self* self, std::shared_ptr<pass_role> role, actor_metrics who,
               pass_settings settings, node_agent_actor agent, Extra... extra) {
   self->state.role = std::move(role);
   self->state.metrics = std::move(who);
+  if (!settings.database.empty()) {
+    self->state.metrics.name += "@" + settings.database;
+    self->state.metrics.database = settings.database;
+  }
   self->state.settings = settings;
   self->state.agent = std::move(agent);
   self->state.lifecycle = lifecycle_group(self->system());

@@ -28,7 +28,11 @@ void build_and_process(prometheus_text& t, const metrics_input& in) {
   t.sample({}, in.process.open_fds);
 }
 
+// Two dispatchers of one queue in one node serve two databases: the
+// database tells their series apart.
 metric_labels actor_labels(const actor_metrics& m) {
+  if (!m.database.empty())
+    return {{"role", m.role}, {"queue", m.queue}, {"database", m.database}};
   return {{"role", m.role}, {"queue", m.queue}};
 }
 

@@ -101,7 +101,7 @@ caf::error inbox::migrate() {
 }
 
 inbox::start inbox::begin(int64_t delivery_id, const std::string& queue,
-                          const std::string& job) {
+                          const std::string& job, const std::string& source) {
   if (ensure_connected())
     return start::unavailable;
   if (conn_->begin()) {
@@ -118,7 +118,8 @@ inbox::start inbox::begin(int64_t delivery_id, const std::string& queue,
     "INSERT INTO " + conn_->quote_identifier(opts_.table)
       + " (source, delivery_id, queue, job) VALUES ($1, $2, $3, $4)"
         " ON CONFLICT DO NOTHING RETURNING 1",
-    {opts_.source, std::to_string(delivery_id), queue, job});
+    {source.empty() ? opts_.source : source, std::to_string(delivery_id), queue,
+     job});
   if (!rows) {
     // Whatever broke, the job is not run now: it goes back to the queue.
     conn_->rollback();

@@ -60,9 +60,11 @@ public:
     unavailable ///< the database cannot be reached: run nothing now
   };
 
-  /// Opens the job's transaction and records its identity. With `repeat`
-  /// and `unavailable` no transaction is left open.
-  start begin(int64_t delivery_id, const std::string& queue, const std::string& job);
+  /// Opens the job's transaction and records its identity: `source` (""
+  /// for the options' own) and the delivery id. With `repeat` and
+  /// `unavailable` no transaction is left open.
+  start begin(int64_t delivery_id, const std::string& queue, const std::string& job,
+              const std::string& source = "");
 
   /// Opens a transaction that records nothing (a direct job has no
   /// delivery): `run` or `unavailable`.

@@ -7,6 +7,7 @@
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/base/text.hpp"
+#include "core/amqp/wire.hpp"
 #include "core/domain/trace_context.hpp"
 
 namespace outbox {
@@ -16,8 +17,14 @@ std::optional<send_result> worker::run_in_inbox(const job_message_fields& job,
   auto log = logger("worker");
   // A direct job has no delivery, so no identity to record: its handler
   // gets a transaction, and runs as often as the job arrives.
-  auto started = job.direct ? inbox_->begin_unrecorded()
-                            : inbox_->begin(job.delivery_id, opts_.queue, job.job);
+  // Delivery ids repeat across the databases of one cluster: a job that
+  // names its database (a queue several databases share) is recorded
+  // under that name instead of the inbox's own source.
+  auto db = job.headers.find(database_header);
+  auto source = db == job.headers.end() ? std::string{} : db->second;
+  auto started = job.direct
+                   ? inbox_->begin_unrecorded()
+                   : inbox_->begin(job.delivery_id, opts_.queue, job.job, source);
   if (started == inbox::start::unavailable) {
     inbox_down_ = true;
     log->warn("event=inbox_unavailable queue={} outboxDeliveryId={} action=requeued",

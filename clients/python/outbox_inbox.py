@@ -128,6 +128,14 @@ class Inbox:
 
     # -- the handler's transaction -------------------------------------
 
+    def _source_of(self, job):
+        # Delivery ids repeat across the databases of one cluster: a job
+        # that names its database (a queue several databases share) is
+        # recorded under that name instead of the inbox's own source.
+        headers = getattr(job, "headers", None) or {}
+        named = headers.get("outbox-database")
+        return named if isinstance(named, str) and named else self.source
+
     def _record(self, job, queue):
         """BEGIN (implicit) and the INSERT of the job's identity: True when
         recorded now, False when a committed record was there. Tries again
@@ -155,7 +163,7 @@ class Inbox:
                     "INSERT INTO {} (source, delivery_id, queue, job)"
                     " VALUES (%s, %s, %s, %s)"
                     " ON CONFLICT (source, delivery_id) DO NOTHING").format(self._table),
-                    (self.source, job.delivery_id, queue, job.job))
+                    (self._source_of(job), job.delivery_id, queue, job.job))
                 return cur, cur.rowcount == 1
             except psycopg2.extensions.TransactionRollbackError as e:
                 try:

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -114,16 +115,30 @@ struct running_node {
   std::unique_ptr<caf::actor_system> sys;
   std::unique_ptr<node> n;
 
-  explicit running_node(const config& c) {
+  explicit running_node(const config& c) : running_node(one_database(c)) {
+  }
+
+  /// A node of every database of `all`, every queue of each.
+  explicit running_node(const cluster_config& all) {
     sys = std::make_unique<caf::actor_system>(cfg);
     node_settings settings;
     settings.roles = all_node_roles();
-    settings.queues = c.queues();
+    std::set<std::string> queues;
+    for (auto& db : all.databases)
+      for (auto& q : db.queues())
+        queues.insert(q);
+    settings.queues.assign(queues.begin(), queues.end());
     settings.listen = host_port{"127.0.0.1", 0}; // any free port
-    auto started = node::start(*sys, c, settings);
+    auto started = node::start(*sys, all, settings);
     if (!started)
       CAF_FAIL("node did not start: " << render(started.error()));
     n = std::move(*started);
+  }
+
+  static cluster_config one_database(const config& c) {
+    cluster_config out;
+    out.databases.push_back(c);
+    return out;
   }
 
   /// Asks the node's status actor, as outboxctl does (over the network).

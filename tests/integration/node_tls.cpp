@@ -241,12 +241,12 @@ CAF_TEST(an authenticated peer cannot flood the view or take a live name) {
   auto dummy = sys.spawn([](caf::event_based_actor*, int) {
     return caf::behavior{[](int) {}};
   }, 0);
-  node_info bulky{"bulky@host:1", {"sweeper"}, {}, {},
+  node_info bulky{"bulky@host:1", {"sweeper"}, {}, {}, {},
                   caf::actor_cast<node_agent_actor>(dummy)};
   for (int i = 0; i < 5000; ++i)
     bulky.actors.push_back({"sweeper", "sweeper", "", caf::actor_cast<pass_actor>(dummy)});
   self->send(status, join_atom::value, bulky);
-  node_info impostor{live, {"sweeper"}, {}, {}, caf::actor_cast<node_agent_actor>(dummy)};
+  node_info impostor{live, {"sweeper"}, {}, {}, {}, caf::actor_cast<node_agent_actor>(dummy)};
   self->send(status, join_atom::value, impostor);
   CAF_CHECK(wait_until([&] {
     auto log = read_file(dir + "status.log");

@@ -41,6 +41,7 @@ bool parse_job(const incoming_message& m, job_seen& out) {
   out.message_id = m.message_id;
   out.correlation_id = m.correlation_id;
   out.type = m.type;
+  out.headers = m.headers;
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <mutex>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@ struct job_seen {
   double received_at = 0; ///< seconds (steady clock) when it arrived
   // AMQP properties
   std::string message_id, correlation_id, type;
+  std::map<std::string, std::string> headers; ///< the string ones
 };
 
 enum class answer { completed, retry, failed, silent };

@@ -193,6 +193,12 @@ CAF_TEST(a join a real node could not send is refused and the view stays answera
     {"an actor without a handle",
      [](node_info& n) { n.actors[0].handle = pass_actor{}; }},
     {"no agent", [](node_info& n) { n.agent = node_agent_actor{}; }},
+    {"a database no config could name",
+     [](node_info& n) { n.databases = {"Orders"}; }},
+    {"thousands of databases", [](node_info& n) {
+       for (int i = 0; i < 5000; ++i)
+         n.databases.push_back("d" + std::to_string(i));
+     }},
   };
   for (auto& c : cases) {
     auto n = worker_node();

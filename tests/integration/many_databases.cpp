@@ -1,0 +1,165 @@
+#define CAF_SUITE integration.many_databases
+#include <caf/test/unit_test.hpp>
+
+#include <set>
+#include <sstream>
+
+#include "core/amqp/wire.hpp"
+#include "core/domain/dispatch_tag.hpp"
+#include "core/pg/migrations.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/test_worker.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+// Two outboxes in the test database, each as a database of one config:
+// `orders` on the fixture's tables, `billing` on tables of its own. Both
+// route to a shared queue; orders also to a queue of its own.
+struct fixture : cluster_fixture {
+  schema_names billing_names = schema_names{}.with_prefix(unique_prefix());
+  std::string shared = queue("shared");
+  std::string own = queue("own");
+
+  fixture() {
+    if (auto ran = migrate(db, billing_names); !ran)
+      CAF_FAIL("migration failed: " << render(ran.error()));
+  }
+
+  ~fixture() {
+    if (auto err = drop_schema(db, billing_names))
+      CAF_FAIL("dropping the billing schema failed: " << render(err));
+  }
+
+  static std::string tables(const schema_names& n) {
+    return "\"eventsTableName\": \"" + n.events + "\", \"deliveriesTableName\": \""
+           + n.deliveries + "\", \"migrationsTableName\": \"" + n.migrations
+           + "\", \"publishFunctionName\": \"" + n.publish_function + "\"";
+  }
+
+  // Read through the config parser, as outboxd reads it.
+  cluster_config two_databases() {
+    std::ostringstream json;
+    json << "{\"databaseUrl\": \"" << database_url() << "\", \"amqpUrl\": \""
+         << amqp_url() << "\", \"databases\": {"
+         << "\"orders\": {" << tables(names) << ", \"routes\": {\"e\": ["
+         << "{\"job\": \"Mail\", \"queue\": \"" << shared << "\"},"
+         << "{\"job\": \"Pack\", \"queue\": \"" << own << "\"}]}},"
+         << "\"billing\": {" << tables(billing_names) << ", \"routes\": {\"e\": ["
+         << "{\"job\": \"Mail\", \"queue\": \"" << shared << "\"}]}}}}";
+    auto all = parse_cluster_config(json.str(), [](const char*) {
+      return std::string{};
+    });
+    if (!all)
+      CAF_FAIL("config refused: " << render(all.error()));
+    return *all;
+  }
+
+  int64_t billing_publish() {
+    return must_exec(db, "SELECT " + billing_names.publish_function
+                           + "('e', '{}', NULL)")
+      .int64(0, 0);
+  }
+
+  int64_t billing_completed() {
+    return must_exec(db, "SELECT count(*) FROM " + all_deliveries(billing_names)
+                           + " d WHERE status = 'completed'")
+      .int64(0, 0);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(many_databases_tests, fixture)
+
+CAF_TEST(one node serves two databases and a shared queue completes both) {
+  auto all = two_databases();
+  running_node node{all};
+  test_worker mail{amqp_url(), shared, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  test_worker pack{amqp_url(), own, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  constexpr int n = 20;
+  for (int i = 0; i < n; ++i) {
+    publish("e", "{}");
+    billing_publish();
+  }
+  CAF_REQUIRE(wait_until([&] {
+    return count_status("completed") == 2 * n && billing_completed() == n;
+  }));
+  CAF_CHECK_EQUAL(open_deliveries(), 0);
+  // Each database's sends carry its name and start with its tag; the
+  // delivery ids of the two databases overlap (each has its own sequence).
+  auto jobs = mail.seen();
+  CAF_CHECK_EQUAL(jobs.size(), size_t{2 * n});
+  std::map<std::string, std::set<int64_t>> ids;
+  for (auto& j : jobs) {
+    auto db = j.headers[database_header];
+    CAF_CHECK(db == "orders" || db == "billing");
+    CAF_CHECK_EQUAL(tag_in(j.dispatch_id), dispatch_tag_of(db));
+    ids[db].insert(j.delivery_id);
+  }
+  std::vector<int64_t> both;
+  std::set_intersection(ids["orders"].begin(), ids["orders"].end(),
+                        ids["billing"].begin(), ids["billing"].end(),
+                        std::back_inserter(both));
+  CAF_CHECK(!both.empty());
+  // The status node shows each database's counts.
+  auto s = node.status();
+  CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
+  CAF_CHECK_EQUAL(s.databases[0].name, "billing");
+  CAF_CHECK(s.databases[0].ok);
+  CAF_CHECK_EQUAL(s.databases[0].counts.per_queue.at(shared).per_status.at("completed"),
+                  n);
+  CAF_CHECK_EQUAL(s.databases[1].name, "orders");
+  CAF_CHECK_EQUAL(s.databases[1].counts.per_queue.at(own).per_status.at("completed"),
+                  n);
+  // Each database has its own router, and the shared queue one handler.
+  std::set<std::string> names;
+  CAF_REQUIRE_EQUAL(s.nodes.size(), 1u);
+  for (auto& a : s.nodes[0].actors)
+    names.insert(a.metrics.name);
+  for (auto name : {std::string{"router@orders"}, std::string{"router@billing"},
+                    "dispatcher " + shared + "@orders",
+                    "dispatcher " + shared + "@billing", "results " + shared,
+                    "dispatcher " + own + "@orders"})
+    CAF_CHECK_EQUAL(names.count(name), 1u);
+  CAF_CHECK_EQUAL(names.count("dispatcher " + own + "@billing"), 0u);
+  // Their metrics reach the view under those names, with their database.
+  CAF_CHECK(wait_until([&] {
+    auto now = node.status();
+    for (auto& a : now.nodes.at(0).actors)
+      if (a.metrics.name == "router@billing" && a.metrics.rows == n)
+        return a.metrics.database == "billing";
+    return false;
+  }));
+}
+
+CAF_TEST(a database that cannot be reached leaves the other one working) {
+  auto all = two_databases();
+  // billing's URL names a server that is not there: its actors fail and
+  // retry on their own, orders goes on.
+  for (auto& cfg : all.databases)
+    if (cfg.database == "billing")
+      cfg.database_url = "postgresql://nobody@127.0.0.1:1/none?connect_timeout=1";
+  running_node node{all};
+  test_worker mail{amqp_url(), shared, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  test_worker pack{amqp_url(), own, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  for (int i = 0; i < 10; ++i)
+    publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 20; }));
+  auto s = node.status();
+  CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
+  CAF_CHECK(!s.databases[0].ok);
+  CAF_CHECK(s.databases[1].ok);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
