@@ -33,6 +33,9 @@ using wakeup_atom = caf::atom_constant<caf::atom("wakeups")>;
 /// Which queues have a live result handler, and since when it was last
 /// heard (node agent → status actor, for the sweeper's relay_stalls).
 using liveness_atom = caf::atom_constant<caf::atom("liveness")>;
+/// Which node leads each database's routing and sweeping (node agent →
+/// status actor; core/domain/leader_assignment.hpp).
+using leaders_atom = caf::atom_constant<caf::atom("leaders")>;
 /// An operator's drain of a node (outboxctl drain NAME): outboxctl →
 /// status actor → that node's agent, which stops the node as SIGTERM does.
 using drain_atom = caf::atom_constant<caf::atom("drain")>;

@@ -55,6 +55,9 @@ struct database_status {
   bool ok = false;
   std::string error; ///< safe text when ok is false
   status_counts counts;
+  /// role -> the node that leads it for this database, in a cluster of
+  /// several databases (core/domain/leader_assignment.hpp); empty otherwise.
+  std::map<std::string, std::string> leaders;
 };
 
 /// The answer to `outboxctl status`.
@@ -107,7 +110,7 @@ typename Inspector::result_type inspect(Inspector& f, status_counts& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, database_status& x) {
   return f(caf::meta::type_name("database_status"), x.name, x.ok, x.error,
-           x.counts);
+           x.counts, x.leaders);
 }
 
 template <class Inspector>

@@ -14,6 +14,7 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<std::map<std::string, int64_t>>(
     "std::map<std::string,int64_t>");
   cfg.add_message_type<lifecycle_event>("outbox::lifecycle_event");
+  cfg.add_message_type<leader_map>("outbox::leader_map");
 }
 
 } // namespace outbox

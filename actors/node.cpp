@@ -68,7 +68,8 @@ node::start(caf::actor_system& sys, const cluster_config& all,
   std::unique_ptr<node> n{new node(sys)};
   // The bootstrap refers to the config while it spawns; the actors keep
   // copies of what they need.
-  node_bootstrap b{sys, all, settings, n->actors_, {}, {}, new_wake_origin(), nullptr};
+  node_bootstrap b{sys, all, settings, n->actors_, {}, {}, new_wake_origin(), nullptr,
+                   nullptr};
   b.pass.idle = std::chrono::seconds{settings.sleep_seconds};
   b.pass.self_driven = !settings.once;
   b.info.name = node_name(settings.identity);

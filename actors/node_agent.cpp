@@ -61,6 +61,22 @@ void fetch_results_view(self_ptr self) {
       [](caf::error&) {});
 }
 
+// Who leads each database, for this node's routers, sweepers and
+// retention. A reply that does not come leaves the last word to age
+// (leadership_view::stale_after).
+void fetch_leaders(self_ptr self) {
+  auto& st = self->state;
+  if (!st.status || !st.leadership)
+    return;
+  auto view = st.leadership;
+  self->request(st.status, std::chrono::seconds{2}, leaders_atom::value)
+    .then(
+      [view](leader_map& leaders) {
+        view->update(std::move(leaders), std::chrono::steady_clock::now());
+      },
+      [](caf::error&) {});
+}
+
 void joined(self_ptr self, status_actor status) {
   auto& st = self->state;
   st.status = std::move(status);
@@ -199,10 +215,12 @@ node_report local_report(const node_agent_state& st) {
 node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
            status_address target, std::shared_ptr<results_view> results,
-           std::function<void()> drain) {
+           std::function<void()> drain,
+           std::shared_ptr<leadership_view> leadership) {
   self->state.target = std::move(target);
   self->state.drain = std::move(drain);
   self->state.results = std::move(results);
+  self->state.leadership = std::move(leadership);
   self->state.started_ms = now_ms();
   subscribe_lifecycle(self);
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
@@ -232,6 +250,7 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
     [self](tick_atom) {
       flush_metrics(self, true);
       fetch_results_view(self);
+      fetch_leaders(self);
       try_connect(self);
       self->delayed_send(self, tick_interval, tick_atom::value);
     },

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "actors/status_actor.hpp"
+#include "actors/leadership_view.hpp"
 #include "actors/results_view.hpp"
 #include "core/domain/failure_streak.hpp"
 
@@ -41,6 +42,9 @@ struct node_agent_state {
   /// Where the node's sweeper reads which queues have a live result
   /// handler; null on a node without a sweeper.
   std::shared_ptr<results_view> results;
+  /// Where the node's routers, sweepers and retention read who leads each
+  /// database; null where the config names no databases.
+  std::shared_ptr<leadership_view> leadership;
   /// Stops the node as SIGTERM does (node_settings::drain); empty: the
   /// node cannot be drained by an operator.
   std::function<void()> drain;
@@ -52,11 +56,12 @@ struct node_agent_state {
 node_report local_report(const node_agent_state& st);
 
 /// With `results`, the agent also fetches the status node's view of live
-/// result handlers on every tick (results_view). `drain` is
-/// node_settings::drain.
+/// result handlers on every tick (results_view), and with `leadership` who
+/// leads each database (leadership_view). `drain` is node_settings::drain.
 node_agent_actor::behavior_type
 node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
            status_address target, std::shared_ptr<results_view> results,
-           std::function<void()> drain);
+           std::function<void()> drain,
+           std::shared_ptr<leadership_view> leadership);
 
 } // namespace outbox

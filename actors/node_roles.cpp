@@ -42,11 +42,15 @@ std::string actor_name(const node_bootstrap& b, std::string base,
   return b.all.named ? base + "@" + cfg.database : base;
 }
 
-// The pass loop of an actor of one database.
-pass_settings pass_of(const node_bootstrap& b, const config& cfg) {
+// The pass loop of an actor of one database; `led_as`: the role whose
+// leader for the database runs its passes (leadership_view), "" for none.
+pass_settings pass_of(const node_bootstrap& b, const config& cfg,
+                      const std::string& led_as = "") {
   auto out = b.pass;
   if (b.all.named)
     out.database = cfg.database;
+  if (b.leadership && !led_as.empty())
+    out.leader = pass_leader{b.leadership, led_as, b.info.name};
   return out;
 }
 
@@ -60,7 +64,8 @@ caf::error spawn_status(node_bootstrap& b) {
   for (auto& cfg : b.all.databases)
     stores.push_back({cfg.database, std::make_shared<db_status_store>(
                                       cfg.database_url, cfg.names)});
-  b.actors.status = b.sys.spawn<caf::detached>(status, std::move(stores));
+  b.actors.status = b.sys.spawn<caf::detached>(status, std::move(stores),
+                                               b.all.named);
   auto& listen = b.settings.listen;
   if (!listen)
     return caf::none;
@@ -91,7 +96,11 @@ void spawn_agent(node_bootstrap& b) {
   // A sweeper needs the status node's view of live result handlers.
   if (b.settings.has(node_role::sweeper))
     b.results = std::make_shared<results_view>();
-  b.actors.agent = b.sys.spawn(node_agent, target, b.results, b.settings.drain);
+  // Several databases: the status node spreads their leaders.
+  if (b.all.named)
+    b.leadership = std::make_shared<leadership_view>();
+  b.actors.agent = b.sys.spawn(node_agent, target, b.results, b.settings.drain,
+                               b.leadership);
 }
 
 // Claim on route (core/domain/handoff.hpp): a node that routes hands new
@@ -179,7 +188,7 @@ void spawn_router(node_bootstrap& b, const config& cfg, database_actors& d) {
     notify = ready_notify{cfg.names.ready_channel(), b.origin};
   auto routes = std::make_shared<db_routing_store>(cfg.database_url, cfg.names,
                                                    cfg.routes, std::move(notify));
-  auto settings = pass_of(b, cfg);
+  auto settings = pass_of(b, cfg, "router");
   settings.linger = std::chrono::milliseconds{cfg.router_linger_ms};
   settings.linger_min_rows = cfg.router_linger_min_events;
   auto& router_hdl = d.router;
@@ -197,7 +206,7 @@ void spawn_router(node_bootstrap& b, const config& cfg, database_actors& d) {
 void spawn_sweeper(node_bootstrap& b, const config& cfg) {
   auto s = b.sys.spawn<caf::detached>(sweeper,
                                       delivery_store(cfg, commit_mode::relay_progress),
-                                      cfg.batch_size, pass_of(b, cfg),
+                                      cfg.batch_size, pass_of(b, cfg, "sweeper"),
                                       b.actors.agent, b.results, cfg.queues());
   b.actors.sweepers.push_back(s);
   b.info.actors.push_back({actor_name(b, "sweeper", cfg), "sweeper", "", s});
@@ -209,8 +218,9 @@ void spawn_retention(node_bootstrap& b, const config& cfg) {
   if (!cfg.retention.enabled)
     return;
   auto store = std::make_shared<db_retention_store>(cfg.database_url, cfg.names);
+  // Retention runs beside the sweeper: on its leader.
   auto r = b.sys.spawn<caf::detached>(retention, store, cfg.retention,
-                                      pass_of(b, cfg), b.actors.agent);
+                                      pass_of(b, cfg, "sweeper"), b.actors.agent);
   b.actors.retentions.push_back(r);
   b.info.actors.push_back({actor_name(b, "retention", cfg), "retention", "", r});
 }

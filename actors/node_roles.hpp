@@ -14,6 +14,7 @@
 #include "actors/status_actor.hpp"
 #include "actors/node_settings.hpp"
 #include "actors/pass_loop.hpp"
+#include "actors/leadership_view.hpp"
 #include "actors/results_view.hpp"
 #include "core/domain/handoff.hpp"
 #include "core/config/config.hpp"
@@ -59,6 +60,10 @@ struct node_bootstrap {
   std::string origin;
   /// Filled by the agent for the sweeper (null without a sweeper).
   std::shared_ptr<results_view> results;
+  /// Filled by the agent for the led roles, when the config names its
+  /// databases (null otherwise: each node takes its turn under the
+  /// database's locks).
+  std::shared_ptr<leadership_view> leadership;
 };
 
 /// The databases a node serves: those --databases names, else every one.

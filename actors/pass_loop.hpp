@@ -20,6 +20,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/leadership_view.hpp"
 #include "actors/lifecycle_group.hpp"
 #include "actors/node_agent_actor.hpp"
 #include "core/base/timestamp.hpp"
@@ -62,6 +63,14 @@ public:
   virtual pass_outcome pass() = 0;
 };
 
+/// Who may run an actor's passes where one node leads them per database
+/// (core/domain/leader_assignment.hpp).
+struct pass_leader {
+  std::shared_ptr<leadership_view> view;
+  std::string role; ///< the led role: "router" or "sweeper"
+  std::string node; ///< this node's name, as the status node knows it
+};
+
 struct pass_settings {
   std::chrono::milliseconds idle{1000};        ///< --sleep
   std::chrono::milliseconds max_backoff{5000}; ///< cap after failures
@@ -75,6 +84,9 @@ struct pass_settings {
   /// The database the actor serves, when the config names several: its
   /// name in the status view, logs and metrics says which ("router@orders").
   std::string database;
+  /// Set where one node leads the actor's role for its database: on the
+  /// others its passes wait (the gauge `leader` says which it is).
+  std::optional<pass_leader> leader;
 };
 
 /// The delay before the next pass (0 = at once).
@@ -122,9 +134,20 @@ pass_outcome run_pass(Self* self) {
   st.lingering = false;
   st.backing_off = false;
   auto started = std::chrono::steady_clock::now();
-  auto out = st.role->pass();
-  out.latencies["pass"].push_back(
-    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  pass_outcome out;
+  auto& leader = st.settings.leader;
+  bool leads = !leader
+               || leader->view->leads(leader->role, st.settings.database,
+                                      leader->node, started);
+  if (leader)
+    st.metrics.gauges["leader"] = leads ? 1 : 0;
+  // A node that does not lead looks again after its idle sleep.
+  if (leads) {
+    out = st.role->pass();
+    out.latencies["pass"].push_back(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+        .count());
+  }
   record(st.metrics, out, now_ms());
   if (out.error)
     log_failed_pass(st.metrics, st.failures);

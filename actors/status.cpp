@@ -131,6 +131,18 @@ std::map<std::string, int64_t> results_liveness_of(const status_state& st,
   return out;
 }
 
+leader_map leaders_of(const status_state& st) {
+  if (!st.named)
+    return {};
+  std::vector<std::string> dbs;
+  for (auto& s : st.stores)
+    dbs.push_back(s.database);
+  std::vector<leader_candidate> nodes;
+  for (auto& [name, n] : st.nodes)
+    nodes.push_back({name, n.info.roles, n.info.databases, n.view.up});
+  return assign_leaders(std::move(dbs), nodes);
+}
+
 namespace {
 
 cluster_status snapshot(self_ptr self) {
@@ -143,9 +155,11 @@ cluster_status snapshot(self_ptr self) {
   }
   // One after the other: a database that is down costs the answer its
   // connect timeout, not the other databases' counts.
+  auto leaders = leaders_of(self->state);
   for (auto& [name, store] : self->state.stores) {
     database_status db;
     db.name = name;
+    db.leaders = leaders[name];
     if (auto counts = store->read()) {
       db.ok = true;
       db.counts = std::move(*counts);
@@ -211,8 +225,10 @@ caf::result<std::string> on_drain(self_ptr self, const std::string& name) {
 } // namespace
 
 status_actor::behavior_type status(status_actor::stateful_pointer<status_state> self,
-                                   std::vector<named_status_store> stores) {
+                                   std::vector<named_status_store> stores,
+                                   bool named) {
   self->state.stores = std::move(stores);
+  self->state.named = named;
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
   return {
     [self](join_atom, node_info& info) { on_join(self, info); },
@@ -236,6 +252,7 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
     },
     [self](status_atom) { return snapshot(self); },
     [self](liveness_atom) { return results_liveness_of(self->state, now_ms()); },
+    [self](leaders_atom) { return leaders_of(self->state); },
     [self](drain_atom, const std::string& name) { return on_drain(self, name); },
   };
 }

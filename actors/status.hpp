@@ -29,6 +29,9 @@ struct status_state {
   };
   /// Each database's counts, by the config's name; none: no counts.
   std::vector<named_status_store> stores;
+  /// The config names its databases (`databases`): each has one leader
+  /// per led role (leaders_of).
+  bool named = false;
   std::map<std::string, node_record> nodes;
   static const char* name;
 };
@@ -36,7 +39,8 @@ struct status_state {
 /// Spawn with caf::detached when the stores are databases (reads block).
 /// A database that cannot be read shows its error; the others their counts.
 status_actor::behavior_type status(status_actor::stateful_pointer<status_state> self,
-                                   std::vector<named_status_store> stores);
+                                   std::vector<named_status_store> stores,
+                                   bool named);
 
 /// Per queue, milliseconds since a result handler of it that is up, on a
 /// node that is up, was last heard from (the freshest such); queues with
@@ -45,5 +49,11 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
 /// send results then either.
 std::map<std::string, int64_t> results_liveness_of(const status_state& st,
                                                    int64_t at_ms);
+
+/// Who leads each database's routing and sweeping, by the view: the live
+/// nodes that run the role and serve the database share them evenly.
+/// Empty for a cluster of one unnamed database (every node takes its turn
+/// under the database's locks, as such a cluster always did).
+leader_map leaders_of(const status_state& st);
 
 } // namespace outbox

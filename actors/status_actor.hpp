@@ -19,6 +19,7 @@
 #include "actors/atoms.hpp"
 #include "actors/cluster_view.hpp"
 #include "actors/node_agent_actor.hpp"
+#include "core/domain/leader_assignment.hpp"
 
 namespace outbox {
 
@@ -29,6 +30,7 @@ using status_actor = caf::typed_actor<
   caf::reacts_to<wakeup_atom, std::string, std::string>,
   caf::replies_to<status_atom>::with<cluster_status>,
   caf::replies_to<liveness_atom>::with<std::map<std::string, int64_t>>,
+  caf::replies_to<leaders_atom>::with<leader_map>,
   caf::replies_to<drain_atom, std::string>::with<std::string>>;
 
 } // namespace outbox

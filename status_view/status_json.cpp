@@ -124,6 +124,8 @@ struct database_doc {
   omittable<count_map> deliveries;
   omittable<double> oldest_open_age_seconds;
   omittable<std::map<std::string, queue_json>> queues;
+  /// role -> leading node, in a cluster of several databases.
+  omittable<std::map<std::string, std::string>> leaders;
 };
 
 template <class Inspector>
@@ -133,7 +135,7 @@ bool inspect(Inspector& f, database_doc& x) {
            field("oldestUnroutedAgeSeconds", x.oldest_unrouted_age_seconds),
            field("deliveries", x.deliveries),
            field("oldestOpenAgeSeconds", x.oldest_open_age_seconds),
-           field("queues", x.queues));
+           field("queues", x.queues), field("leaders", x.leaders));
 }
 
 // A cluster of one database keeps its side at the top level (as before
@@ -202,6 +204,8 @@ database_doc database_of(const database_status& db) {
     out.database.error = db.error;
   else
     add_counts(db.counts, out);
+  if (!db.leaders.empty())
+    out.leaders = db.leaders;
   return out;
 }
 

@@ -108,6 +108,12 @@ namespace {
 
 // One database's side: its counts, or why there are none.
 void write_database(std::ostringstream& out, const database_status& db) {
+  if (!db.leaders.empty()) {
+    out << "leaders:";
+    for (auto& [role, node] : db.leaders)
+      out << " " << role << " " << node;
+    out << "\n";
+  }
   if (!db.ok) {
     out << "database: unavailable (" << db.error << ")\n";
     return;

@@ -92,7 +92,7 @@ CAF_TEST(metrics are valid Prometheus text and count what flowed) {
     text = get("/metrics").second;
     return sample(text, kind("published")) == 30
            && sample(text, kind("completed")) == 30
-           && sample(text, "outbox_deliveries{queue=\"" + q
+           && sample(text, "outbox_deliveries{database=\"default\",queue=\"" + q
                              + "\",status=\"completed\"}")
                 == 30;
   }));
@@ -109,7 +109,7 @@ CAF_TEST(metrics are valid Prometheus text and count what flowed) {
                         "\"results\",queue=\"" + q + "\"}")
            == 30;
   }));
-  CAF_CHECK_EQUAL(sample(text, "outbox_database_up"), 1);
+  CAF_CHECK_EQUAL(sample(text, "outbox_database_up{database=\"default\"}"), 1);
   CAF_CHECK_EQUAL(sample(text, "outbox_nodes{state=\"up\"}"), 1);
   std::ofstream{dir + "metrics.txt"} << text;
   auto checked = run_command("promtool check metrics < " + dir + "metrics.txt");

@@ -7,6 +7,7 @@
 
 #include "tools/benchmark/contention.hpp"
 #include "tools/benchmark/idle_start.hpp"
+#include "tools/benchmark/many_databases.hpp"
 #include "tools/benchmark/soak.hpp"
 
 namespace outbox::bench {
@@ -53,6 +54,12 @@ bench_config::bench_config() {
     .add(idle_seconds, "idle-seconds",
          "quiet seconds before each event of phase I (0: off, at most 3600)")
     .add(idle_samples, "idle-samples", "events of phase I (1 to 20)")
+    .add(databases, "databases",
+         "phase M alone: the pipeline over this many databases (1 to 16)")
+    .add(idle_databases, "idle-databases",
+         "phase Z alone: one relay on this many idle databases (1 to 100)")
+    .add(idle_measure_seconds, "idle-measure-seconds",
+         "phase Z's measured span (10 to 3600 s)")
     .add(schema_sql, "schema-sql",
          "SQL file run after the migrations ({{events}}, {{deliveries}})");
 }
@@ -111,6 +118,22 @@ std::string contention_knob_problem(const bench_config& o) {
 
 } // namespace
 
+// Phases M and Z: one at a time, within their bounds.
+std::string many_databases_knob_problem(const bench_config& o) {
+  if (o.databases < 0 || o.databases > max_pipeline_databases)
+    return "--databases = " + std::to_string(o.databases) + ": must be 0 to "
+           + std::to_string(max_pipeline_databases);
+  if (o.idle_databases < 0 || o.idle_databases > max_idle_databases)
+    return "--idle-databases = " + std::to_string(o.idle_databases)
+           + ": must be 0 to " + std::to_string(max_idle_databases);
+  if (o.databases > 0 && o.idle_databases > 0)
+    return "--databases and --idle-databases: one phase at a time";
+  if (o.idle_measure_seconds < 10 || o.idle_measure_seconds > 3600)
+    return "--idle-measure-seconds = " + std::to_string(o.idle_measure_seconds)
+           + ": must be 10 to 3600";
+  return {};
+}
+
 bool runs_contention(const bench_config& o) {
   return o.contention_seconds > 0 && !o.soak_only;
 }
@@ -142,6 +165,8 @@ std::string knob_problem(const bench_config& o) {
     return problem;
   if (auto problem = idle_knob_problem(o.idle_seconds, o.idle_samples);
       !problem.empty())
+    return problem;
+  if (auto problem = many_databases_knob_problem(o); !problem.empty())
     return problem;
   return soak_knob_problem(o);
 }

@@ -54,6 +54,10 @@ struct bench_config : cli_config {
   /// event after a quiet minute is the common case the latency phase's
   /// steady stream never shows (3 × 60 s).
   int64_t idle_seconds = 60, idle_samples = 3;
+  /// Phase M: the pipeline over this many databases (0: none); phase Z:
+  /// one relay on this many idle databases, measured for
+  /// idle_measure_seconds (0: none). Either runs alone.
+  int64_t databases = 0, idle_databases = 0, idle_measure_seconds = 60;
   bench_config();
 };
 

@@ -30,6 +30,7 @@
 #include "tools/benchmark/backlog_phase.hpp"
 #include "tools/benchmark/baseline_phases.hpp"
 #include "tools/benchmark/bench_args.hpp"
+#include "tools/benchmark/many_databases.hpp"
 #include "tools/benchmark/bench_run.hpp"
 #include "tools/benchmark/pipeline_phase.hpp"
 #include "tools/benchmark/run_report.hpp"
@@ -130,6 +131,9 @@ int main(int argc, char** argv) {
     std::string self = argv[0];
     o.outboxd = self.substr(0, self.rfind('/') + 1) + "outboxd";
   }
+  // Phases M and Z run alone, on databases of their own.
+  if (o.databases > 0 || o.idle_databases > 0)
+    return run_many_databases(o);
   auto code = run(o);
   if (!code) {
     std::cerr << "outbox_bench: " << render(code.error()) << "\n";

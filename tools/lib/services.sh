@@ -63,7 +63,7 @@ postgres_start() {
   for tries in 1 2 3; do
     logged=$(stat -c %s "$dir/server.log" 2>/dev/null || echo 0)
     as_service_user postgres "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c lc_messages=C \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=${OUTBOX_PG_MAX_CONNECTIONS:-200} -c lc_messages=C \
           -c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key" \
       start >/dev/null && break
     if [ "$fixed" = 1 ] || [ "$tries" = 3 ] \

@@ -14,8 +14,10 @@ namespace {
 
 struct fixture : actor_fixture {
   status_actor st = sys.spawn(
-    status, std::vector<named_status_store>{
-              {"default", std::make_shared<fakes::status_store>()}});
+    status,
+    std::vector<named_status_store>{
+      {"default", std::make_shared<fakes::status_store>()}},
+    false);
   node_agent_actor agent;
 
   node_agent_state& agent_state() {
@@ -47,7 +49,7 @@ struct fixture : actor_fixture {
     status_address where;
     where.local = st;
     agent = sys.spawn(node_agent, where, std::shared_ptr<results_view>{},
-                      std::move(drain));
+                      std::move(drain), std::shared_ptr<leadership_view>{});
     node_info n;
     n.name = "router:1";
     self->send(agent, join_atom::value, n);

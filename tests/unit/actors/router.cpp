@@ -64,6 +64,23 @@ CAF_TEST(a routing pass wakes the dispatchers of queues that got deliveries) {
   CAF_CHECK_EQUAL(pass_state_of(r).metrics.rows, 3);
 }
 
+CAF_TEST(a router runs its passes only while its node leads its database) {
+  auto view = std::make_shared<leadership_view>();
+  auto s = manual_passes();
+  s.database = "orders";
+  s.leader = pass_leader{view, "router", "a:1"};
+  auto r = spawn_router(s);
+  view->update({{"orders", {{"router", "b:2"}}}}, leadership_view::clock::now());
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_CHECK_EQUAL(store->calls, 0);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.gauges["leader"], 0);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.name, "router@orders");
+  view->update({{"orders", {{"router", "a:1"}}}}, leadership_view::clock::now());
+  request<int64_t>(r, once_atom::value);
+  CAF_CHECK_EQUAL(store->calls, 1);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.gauges["leader"], 1);
+}
+
 CAF_TEST(a dispatcher is offered its credit while it can publish) {
   auto r = spawn_router(manual_passes());
   box_a->set_credit(7); // not accepting yet

@@ -15,7 +15,8 @@ namespace {
 struct fixture : actor_fixture {
   std::shared_ptr<fakes::status_store> store
     = std::make_shared<fakes::status_store>();
-  status_actor st = sys.spawn(status, std::vector<named_status_store>{{"default", store}});
+  status_actor st = sys.spawn(status, std::vector<named_status_store>{{"default", store}},
+                              false);
   node_agent_actor agent = sys.spawn(agent_probe, "agent");
   pass_actor disp = sys.spawn(wake_counter, "dispatcher");
   pass_actor results = sys.spawn(wake_counter, "dispatcher");
@@ -296,8 +297,10 @@ CAF_TEST(each database shows its own counts or its own error) {
   status_counts counts;
   counts.unrouted_events = 2;
   store->next = counts;
-  auto two = sys.spawn(status, std::vector<named_status_store>{
-                                 {"billing", billing}, {"orders", store}});
+  auto two = sys.spawn(status,
+                       std::vector<named_status_store>{{"billing", billing},
+                                                       {"orders", store}},
+                       true);
   auto s = request<cluster_status>(two, status_atom::value);
   CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
   CAF_CHECK_EQUAL(s.databases[0].name, "billing");
@@ -316,7 +319,7 @@ CAF_TEST(the node agent joins a local status actor and forwards metrics) {
   status_address where;
   where.local = st;
   auto a = sys.spawn(node_agent, where, std::shared_ptr<results_view>{},
-                     std::function<void()>{});
+                     std::function<void()>{}, std::shared_ptr<leadership_view>{});
   node_info n = worker_node();
   n.actors.push_back({"router", "router", "", r});
   self->send(a, join_atom::value, n);
@@ -338,7 +341,7 @@ CAF_TEST(the node agent counts the lifecycle events of its node for the view) {
   status_address where;
   where.local = st;
   auto a = sys.spawn(node_agent, where, std::shared_ptr<results_view>{},
-                     std::function<void()>{});
+                     std::function<void()>{}, std::shared_ptr<leadership_view>{});
   self->send(a, join_atom::value, worker_node());
   sched.run();
   auto group = lifecycle_group(sys);

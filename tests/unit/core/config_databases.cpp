@@ -191,3 +191,15 @@ CAF_TEST(a queue two databases share has one type) {
   CAF_CHECK_EQUAL(text, "config_invalid: databases.b: queue \"q\" has another "
                         "queueType than in databases.a (a queue has one type)");
 }
+
+CAF_TEST(the shipped example of two databases is valid) {
+  auto all = load_cluster_config(std::string{OUTBOX_SOURCE_DIR}
+                                   + "/config/two-databases.json",
+                                 no_env);
+  if (!all)
+    CAF_FAIL(render(all.error()));
+  CAF_REQUIRE_EQUAL(all->databases.size(), 2u);
+  CAF_CHECK_EQUAL(all->databases[0].database, "billing");
+  CAF_CHECK_EQUAL(all->databases[0].batch_size, 50);
+  CAF_CHECK_EQUAL(all->databases[1].queues(), (std::vector<std::string>{"mail.send"}));
+}

@@ -1,0 +1,186 @@
+#define CAF_SUITE faults.many_databases
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <set>
+
+#include <rapidjson/document.h>
+
+#include "core/pg/migrations.hpp"
+#include "tests/integration/child_process.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/test_worker.hpp"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+// A cluster of three databases (three outboxes in the test database, each
+// on tables of its own) and three outboxd nodes that route and sweep,
+// beside a status node and a node of dispatchers and result handlers.
+struct fixture : cluster_fixture {
+  std::vector<std::string> dbs{"da", "db", "dc"};
+  std::map<std::string, schema_names> tables;
+  std::string jobs = queue("jobs");
+  std::string dir = "/tmp/" + queue_prefix + "many_databases/";
+  std::string config_path = dir + "outbox.json";
+  std::string status_port = std::to_string(free_port());
+  std::unique_ptr<child_process> status_node, work_node;
+  std::vector<std::unique_ptr<child_process>> leaders;
+
+  fixture() {
+    std::string cmd = "mkdir -p " + dir;
+    CAF_REQUIRE_EQUAL(std::system(cmd.c_str()), 0);
+    tables["da"] = names; // the fixture's own
+    for (auto db : {"db", "dc"}) {
+      tables[db] = schema_names{}.with_prefix(unique_prefix());
+      if (auto ran = migrate(this->db, tables[db]); !ran)
+        CAF_FAIL("migration failed: " << render(ran.error()));
+    }
+    std::ofstream out{config_path};
+    out << "{\"databaseUrl\": \"" << database_url() << "\", \"amqpUrl\": \""
+        << amqp_url() << "\", \"routes\": {\"e\": [{\"job\": \"J\", \"queue\": \""
+        << jobs << "\", \"deliveryTimeoutSeconds\": 20}]}, \"databases\": {";
+    for (size_t i = 0; i < dbs.size(); ++i) {
+      auto& n = tables[dbs[i]];
+      out << (i ? ", " : "") << "\"" << dbs[i] << "\": {\"eventsTableName\": \""
+          << n.events << "\", \"deliveriesTableName\": \"" << n.deliveries
+          << "\", \"migrationsTableName\": \"" << n.migrations
+          << "\", \"publishFunctionName\": \"" << n.publish_function << "\"}";
+    }
+    out << "}}";
+  }
+
+  ~fixture() {
+    leaders.clear();
+    work_node.reset();
+    status_node.reset();
+    for (auto db : {"db", "dc"})
+      if (auto err = drop_schema(this->db, tables[db]))
+        CAF_FAIL("dropping a schema failed: " << render(err));
+    std::string cmd = "rm -rf " + dir;
+    [[maybe_unused]] auto rc = std::system(cmd.c_str());
+  }
+
+  std::unique_ptr<child_process> start(const std::string& name,
+                                       std::vector<std::string> args) {
+    args.insert(args.begin(), {"--config", config_path});
+    return std::make_unique<child_process>(OUTBOXD_PATH, args, dir + name + ".log");
+  }
+
+  void start_cluster() {
+    status_node = start("status", {"--roles", "status", "--listen",
+                                   "127.0.0.1:" + status_port});
+    for (int i = 0; i < 3; ++i)
+      leaders.push_back(start("leader" + std::to_string(i),
+                              {"--roles", "router,sweeper", "--join",
+                               "127.0.0.1:" + status_port}));
+    work_node = start("work", {"--roles", "dispatcher,results", "--join",
+                               "127.0.0.1:" + status_port});
+  }
+
+  void publish_to(const std::string& db, int n) {
+    for (int i = 0; i < n; ++i)
+      must_exec(this->db, "SELECT " + tables[db].publish_function + "('e', '{}', NULL)");
+  }
+
+  int64_t count_in(const std::string& db, const std::string& status) {
+    return must_exec(this->db, "SELECT count(*) FROM " + all_deliveries(tables[db])
+                                 + " d WHERE status = $1",
+                     {status})
+      .int64(0, 0);
+  }
+
+  // database -> the node leading its routing, as `outboxctl status --json`
+  // shows it; and the nodes up.
+  std::map<std::string, std::string> router_leaders(std::set<std::string>& up) {
+    std::map<std::string, std::string> out;
+    auto [rc, text] = run_command(std::string{OUTBOXCTL_PATH}
+                                  + " status --json --connect 127.0.0.1:"
+                                  + status_port);
+    rapidjson::Document doc;
+    if (rc != 0 || doc.Parse(text.c_str()).HasParseError() || !doc.IsObject()
+        || !doc.HasMember("databases") || !doc["databases"].IsObject())
+      return out;
+    for (auto& m : doc["databases"].GetObject()) {
+      auto& v = m.value;
+      if (v.IsObject() && v.HasMember("leaders") && v["leaders"].HasMember("router"))
+        out[m.name.GetString()] = v["leaders"]["router"].GetString();
+    }
+    if (doc.HasMember("nodes") && doc["nodes"].IsArray())
+      for (auto& n : doc["nodes"].GetArray())
+        if (n["up"].GetBool())
+          up.insert(n["name"].GetString());
+    return out;
+  }
+
+  // The leader node whose name (host:pid) ends with the child's pid.
+  size_t index_of(const std::string& node) {
+    for (size_t i = 0; i < leaders.size(); ++i) {
+      auto suffix = ":" + std::to_string(leaders[i]->pid());
+      if (node.size() > suffix.size()
+          && node.compare(node.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return i;
+    }
+    return leaders.size();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(many_databases_faults, fixture)
+
+CAF_TEST(kill -9 of the node leading a database moves its lead and loses nothing) {
+  start_cluster();
+  test_worker worker{amqp_url(), jobs, [](const job_seen&, int) {
+                       return answer::completed;
+                     }};
+  // The three leaders share the three databases: one each.
+  std::map<std::string, std::string> lead;
+  CAF_REQUIRE(wait_until([&] {
+    std::set<std::string> up;
+    lead = router_leaders(up);
+    std::set<std::string> nodes;
+    for (auto& [db, node] : lead)
+      nodes.insert(node);
+    return lead.size() == 3 && nodes.size() == 3;
+  }, std::chrono::seconds{60}));
+  for (auto& db : dbs)
+    publish_to(db, 30);
+  CAF_REQUIRE(wait_until([&] {
+    for (auto& db : dbs)
+      if (count_in(db, "completed") < 30)
+        return false;
+    return true;
+  }, std::chrono::seconds{60}));
+  // Kill the leader of db's routing; its events keep coming.
+  auto victim = index_of(lead.at("db"));
+  CAF_REQUIRE_LESS(victim, leaders.size());
+  auto dead = lead.at("db");
+  leaders[victim]->signal(SIGKILL);
+  leaders[victim]->wait();
+  for (auto& db : dbs)
+    publish_to(db, 30);
+  // Another live node takes db's lead (the status node saw the death).
+  CAF_REQUIRE(wait_until([&] {
+    std::set<std::string> up;
+    auto now = router_leaders(up);
+    return now.count("db") && now["db"] != dead && up.count(now["db"])
+           && up.count(dead) == 0;
+  }, std::chrono::seconds{60}));
+  // Every event of every database is delivered, none lost.
+  CAF_REQUIRE(wait_until([&] {
+    for (auto& db : dbs)
+      if (count_in(db, "completed") < 60)
+        return false;
+    return true;
+  }, std::chrono::seconds{120}));
+  for (auto& db : dbs) {
+    CAF_CHECK_EQUAL(count_in(db, "completed"), 60);
+    CAF_CHECK_EQUAL(count_in(db, "pending") + count_in(db, "dispatched"), 0);
+  }
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
