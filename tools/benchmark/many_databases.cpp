@@ -15,6 +15,7 @@
 
 #include "core/amqp/amqp_client.hpp"
 #include "core/base/errors.hpp"
+#include "core/base/logging.hpp"
 #include "core/json/json_writer.hpp"
 #include "core/pg/migrations.hpp"
 #include "core/pg/pg_connection.hpp"
@@ -346,6 +347,7 @@ void print(const many_report& r) {
 } // namespace
 
 int run_many_databases(const bench_config& o) {
+  set_log_level("warn"); // the workers' line per job
   many_report r;
   caf::error err;
   {
