@@ -56,12 +56,13 @@ std::string databases_refusal(const std::vector<std::string>& dbs,
 }
 
 // A node spawns a router, a sweeper and retention per database at most, a
-// dispatcher per queue and database, and a result handler per queue: more
-// actors than that are not a node's.
+// dispatcher per queue and database, a result handler per queue, and with
+// several databases a handler of parked results per queue and database:
+// more actors than that are not a node's.
 std::string actors_refusal(const node_info& info) {
   auto dbs = std::max<size_t>(info.databases.size(), 1);
   auto queues = info.queues.size();
-  auto most = queues * dbs + queues + 3 * dbs;
+  auto most = queues * dbs * (dbs > 1 ? 2 : 1) + queues + 3 * dbs;
   if (info.actors.size() > most)
     return std::to_string(info.actors.size()) + " actors for "
            + std::to_string(queues) + " queues and " + std::to_string(dbs)

@@ -139,32 +139,70 @@ void spawn_dispatcher(node_bootstrap& b, const config& cfg, database_actors& d,
     {actor_name(b, "dispatcher " + queue, cfg), "dispatcher", queue, a});
 }
 
+bool serves(const std::vector<const config*>& dbs, const config& db) {
+  return std::find(dbs.begin(), dbs.end(), &db) != dbs.end();
+}
+
 // One handler per queue, whichever databases route to it: a worker sends
 // every result of the queue to one results queue (core/domain/dispatch_tag.hpp).
+// It takes the results of every database of the config that routes to the
+// queue: those this node serves it applies, the others' it parks in their
+// own queues, for a node that serves them (--databases). A queue of several
+// databases also gets, per database served here, a handler of the results
+// parked for it.
 void spawn_result_handler(node_bootstrap& b, const std::string& queue,
                           const std::vector<const config*>& dbs) {
-  std::vector<result_target> targets;
-  const config* first = nullptr;
-  // Its results are acked once applied: they must be durable by then.
-  for (auto* cfg : dbs)
-    if (routes_to(*cfg, queue)) {
-      targets.push_back({cfg->names.dispatch_tag,
-                         delivery_store(*cfg, commit_mode::before_ack)});
-      first = first ? first : cfg;
-    }
-  if (!first)
+  std::vector<const config*> routing;
+  for (auto& cfg : b.all.databases)
+    if (routes_to(cfg, queue))
+      routing.push_back(&cfg);
+  if (routing.empty())
     return;
   // The broker and the queue's type are the cluster's (config checks).
-  auto& cfg = *first;
+  auto& cfg = *routing.front();
   // The prefetch bounds what one handler holds unacked: one batch.
-  auto source = std::make_shared<amqp_result_source>(
-    cfg.amqp_url, queue, static_cast<uint16_t>(std::min(cfg.batch_size, 65535)),
-    cfg.queue_type_of(queue));
+  auto prefetch = static_cast<uint16_t>(std::min(cfg.batch_size, 65535));
+  auto type = cfg.queue_type_of(queue);
+  // Its results are acked once applied: they must be durable by then.
+  auto target = [&](const config& db) {
+    return result_target{db.names.dispatch_tag,
+                         serves(dbs, db) ? delivery_store(db, commit_mode::before_ack)
+                                         : nullptr,
+                         db.database};
+  };
+  std::vector<result_target> targets;
+  std::vector<std::string> names;
+  for (auto* db : routing) {
+    targets.push_back(target(*db));
+    names.push_back(db->database);
+  }
+  std::shared_ptr<result_parker> parker;
+  if (routing.size() > 1)
+    parker = std::make_shared<amqp_result_parker>(cfg.amqp_url, queue, names,
+                                                  confirm_timeout, type);
+  auto source = std::make_shared<amqp_result_source>(cfg.amqp_url, queue,
+                                                     prefetch, type);
   auto r = b.sys.spawn<caf::detached>(result_handler, std::move(targets), source,
                                       queue, cfg.batch_size, result_wait,
-                                      b.pass, b.actors.agent);
+                                      b.pass, b.actors.agent, parker);
   b.actors.result_handlers.push_back(r);
   b.info.actors.push_back({"results " + queue, "results", queue, r});
+  if (!parker)
+    return;
+  for (auto* db : routing) {
+    if (!serves(dbs, *db))
+      continue;
+    auto parked = std::make_shared<amqp_result_source>(cfg.amqp_url, queue,
+                                                       prefetch, type, db->database);
+    auto p = b.sys.spawn<caf::detached>(result_handler,
+                                        std::vector<result_target>{target(*db)},
+                                        parked, queue, db->batch_size, result_wait,
+                                        pass_of(b, *db), b.actors.agent,
+                                        std::shared_ptr<result_parker>{});
+    b.actors.result_handlers.push_back(p);
+    b.info.actors.push_back(
+      {actor_name(b, "results " + queue, *db), "results", queue, p});
+  }
 }
 
 /// Wakes this node's dispatchers on other nodes' NOTIFYs of new deliveries.
@@ -218,9 +256,11 @@ void spawn_retention(node_bootstrap& b, const config& cfg) {
   if (!cfg.retention.enabled)
     return;
   auto store = std::make_shared<db_retention_store>(cfg.database_url, cfg.names);
-  // Retention runs beside the sweeper: on its leader.
+  // Retention elects its own leader per database, by a session lock it
+  // holds while it leads (actors/retention.hpp): gating its passes would
+  // leave a lock held by a node that no longer runs them.
   auto r = b.sys.spawn<caf::detached>(retention, store, cfg.retention,
-                                      pass_of(b, cfg, "sweeper"), b.actors.agent);
+                                      pass_of(b, cfg), b.actors.agent);
   b.actors.retentions.push_back(r);
   b.info.actors.push_back({actor_name(b, "retention", cfg), "retention", "", r});
 }

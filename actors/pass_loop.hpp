@@ -141,14 +141,16 @@ pass_outcome run_pass(Self* self) {
                                       leader->node, started);
   if (leader)
     st.metrics.gauges["leader"] = leads ? 1 : 0;
-  // A node that does not lead looks again after its idle sleep.
+  // A node that does not lead looks again after its idle sleep; what its
+  // figures say (passes, connected, the last pass) stays its last real
+  // pass's, which the leader assignment reads.
   if (leads) {
     out = st.role->pass();
     out.latencies["pass"].push_back(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
         .count());
+    record(st.metrics, out, now_ms());
   }
-  record(st.metrics, out, now_ms());
   if (out.error)
     log_failed_pass(st.metrics, st.failures);
   else

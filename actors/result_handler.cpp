@@ -16,6 +16,7 @@ const char* verdict_name(result_verdict v) {
     case result_verdict::unknown_delivery: return "unknown_delivery";
     case result_verdict::stale: return "stale";
     case result_verdict::wrong_job: return "wrong_job";
+    case result_verdict::parked: return "parked";
   }
   return "unknown_delivery";
 }
@@ -24,8 +25,10 @@ class result_role : public pass_role {
 public:
   result_role(std::vector<result_target> targets,
               std::shared_ptr<result_source> source, std::string queue,
-              int32_t batch_size, std::chrono::milliseconds wait)
-    : targets_(std::move(targets)), source_(std::move(source)),
+              int32_t batch_size, std::chrono::milliseconds wait,
+              std::shared_ptr<result_parker> parker)
+    : targets_(std::move(targets)), parker_(std::move(parker)),
+      source_(std::move(source)),
       queue_(std::move(queue)), batch_size_(batch_size), wait_(wait) {
   }
 
@@ -96,6 +99,10 @@ private:
         ++out.rows;
         continue;
       }
+      if (v == result_verdict::parked) {
+        ++out.counters["parked"];
+        continue;
+      }
       ++out.counters[verdict_name(v)];
       logger("results")->info("event=result_ignored queue={} verdict={} "
                               "outboxDeliveryId={} job={} outcome={}",
@@ -138,7 +145,32 @@ private:
       std::vector<send_result> part;
       for (auto i : parts[t])
         part.push_back(results[i]);
-      auto applied = targets_[t].store->apply_results(part);
+      // A database this node does not serve: its results wait for a node
+      // that does.
+      auto applied = targets_[t].store
+                       ? targets_[t].store->apply_results(part)
+                       : caf::expected<apply_result>{make_error(
+                           errc::config_invalid, "not served by this node")};
+      if (!applied && parker_) {
+        // Its database cannot take them now: they wait in its own queue,
+        // the others' are applied and acked.
+        if (auto err = parker_->park(targets_[t].database, part))
+          return applied.error();
+        if (targets_[t].store)
+          logger("results")->warn("event=results_parked queue={} database={} "
+                                  "results={} error={}",
+                                  kv(queue_), kv(targets_[t].database), part.size(),
+                                  kv(render(applied.error())));
+        else
+          logger("results")->debug("event=results_parked queue={} database={} "
+                                   "results={} why=not_served_here",
+                                   kv(queue_), kv(targets_[t].database),
+                                   part.size());
+        for (auto i : parts[t])
+          if (all.verdicts[i] == result_verdict::unknown_delivery)
+            all.verdicts[i] = result_verdict::parked;
+        continue;
+      }
       if (!applied)
         return applied.error();
       for (size_t k = 0; k < parts[t].size(); ++k) {
@@ -165,6 +197,7 @@ private:
   }
 
   std::vector<result_target> targets_;
+  std::shared_ptr<result_parker> parker_;
   std::shared_ptr<result_source> source_;
   std::string queue_;
   int32_t batch_size_;
@@ -179,9 +212,11 @@ result_handler(pass_actor::stateful_pointer<pass_state> self,
                std::vector<result_target> targets,
                std::shared_ptr<result_source> source, std::string queue,
                int32_t batch_size, std::chrono::milliseconds wait,
-               pass_settings settings, node_agent_actor agent) {
+               pass_settings settings, node_agent_actor agent,
+               std::shared_ptr<result_parker> parker) {
   auto role = std::make_shared<result_role>(std::move(targets), std::move(source),
-                                            queue, batch_size, wait);
+                                            queue, batch_size, wait,
+                                            std::move(parker));
   return pass_behavior<pass_actor>(self, role, identity("results", queue),
                                    settings, std::move(agent));
 }

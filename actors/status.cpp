@@ -138,8 +138,22 @@ leader_map leaders_of(const status_state& st) {
   for (auto& s : st.stores)
     dbs.push_back(s.database);
   std::vector<leader_candidate> nodes;
-  for (auto& [name, n] : st.nodes)
-    nodes.push_back({name, n.info.roles, n.info.databases, n.view.up});
+  for (auto& [name, n] : st.nodes) {
+    leader_candidate c{name, n.info.roles, n.info.databases, n.view.up, {}};
+    // An actor of a led role that died, or whose last pass could not reach
+    // its database, is no leader while another node's is fit.
+    for (size_t i = 0; i < n.view.actors.size() && i < n.info.actors.size(); ++i) {
+      auto& a = n.view.actors[i];
+      auto& role = n.info.actors[i].role;
+      auto& full = n.info.actors[i].name; // "router@orders"
+      auto at = full.rfind('@');
+      if (at == std::string::npos || (role != "router" && role != "sweeper"))
+        continue;
+      if (!a.up || !a.metrics.connected)
+        c.unfit.push_back(role + full.substr(at));
+    }
+    nodes.push_back(std::move(c));
+  }
   return assign_leaders(std::move(dbs), nodes);
 }
 

@@ -148,6 +148,7 @@ struct status_json_doc {
   omittable<double> oldest_open_age_seconds;
   omittable<std::map<std::string, queue_json>> queues;
   omittable<std::map<std::string, database_doc>> databases;
+  omittable<std::map<std::string, std::string>> leaders;
   omittable<std::vector<node_json>> nodes;
 };
 
@@ -159,7 +160,7 @@ bool inspect(Inspector& f, status_json_doc& x) {
            field("deliveries", x.deliveries),
            field("oldestOpenAgeSeconds", x.oldest_open_age_seconds),
            field("queues", x.queues), field("databases", x.databases),
-           field("nodes", x.nodes));
+           field("leaders", x.leaders), field("nodes", x.nodes));
 }
 
 actor_json actor_of(const actor_view& a) {
@@ -221,6 +222,7 @@ std::string status_json(const cluster_status& s, bool with_nodes) {
     doc.deliveries = one.deliveries;
     doc.oldest_open_age_seconds = one.oldest_open_age_seconds;
     doc.queues = one.queues;
+    doc.leaders = one.leaders;
   } else {
     doc.databases.emplace();
     for (auto& db : s.databases)

@@ -60,6 +60,12 @@ public:
     unavailable ///< the database cannot be reached: run nothing now
   };
 
+  /// The source a job of `database` (its message's `outbox-database`) is
+  /// recorded under: the options' source and the database's name.
+  std::string source_of(const std::string& database) const {
+    return opts_.source.empty() ? database : opts_.source + "/" + database;
+  }
+
   /// Opens the job's transaction and records its identity: `source` (""
   /// for the options' own) and the delivery id. With `repeat` and
   /// `unavailable` no transaction is left open.

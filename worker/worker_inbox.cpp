@@ -18,10 +18,10 @@ std::optional<send_result> worker::run_in_inbox(const job_message_fields& job,
   // A direct job has no delivery, so no identity to record: its handler
   // gets a transaction, and runs as often as the job arrives.
   // Delivery ids repeat across the databases of one cluster: a job that
-  // names its database (a queue several databases share) is recorded
-  // under that name instead of the inbox's own source.
+  // names its database is recorded under the inbox's source and that name.
   auto db = job.headers.find(database_header);
-  auto source = db == job.headers.end() ? std::string{} : db->second;
+  auto source = db == job.headers.end() ? std::string{}
+                                        : inbox_->source_of(db->second);
   auto started = job.direct
                    ? inbox_->begin_unrecorded()
                    : inbox_->begin(job.delivery_id, opts_.queue, job.job, source);

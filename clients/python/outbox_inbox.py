@@ -130,11 +130,13 @@ class Inbox:
 
     def _source_of(self, job):
         # Delivery ids repeat across the databases of one cluster: a job
-        # that names its database (a queue several databases share) is
-        # recorded under that name instead of the inbox's own source.
+        # that names its database is recorded under the inbox's source and
+        # that name.
         headers = getattr(job, "headers", None) or {}
         named = headers.get("outbox-database")
-        return named if isinstance(named, str) and named else self.source
+        if not isinstance(named, str) or not named:
+            return self.source
+        return self.source + "/" + named if self.source else named
 
     def _record(self, job, queue):
         """BEGIN (implicit) and the INSERT of the job's identity: True when

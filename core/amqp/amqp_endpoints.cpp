@@ -1,6 +1,7 @@
 #include "core/amqp/amqp_endpoints.hpp"
 
 #include "core/amqp/wire.hpp"
+#include "core/base/errors.hpp"
 
 namespace outbox {
 
@@ -44,10 +45,57 @@ caf::expected<int64_t> amqp_job_publisher::results_waiting() {
   return session_.ready_messages(results_queue_);
 }
 
+namespace {
+
+amqp_session_options result_source_options(std::string url, const std::string& queue,
+                                           uint16_t prefetch, queue_type type,
+                                           const std::string& database) {
+  if (database.empty())
+    return {std::move(url), "outbox results " + queue,
+            {queue, results_queue(queue)}, results_queue(queue), prefetch, type};
+  auto parked = parked_results_queue(queue, database);
+  return {std::move(url), "outbox parked results " + queue + " of " + database,
+          {queue, results_queue(queue), parked}, parked, prefetch, type};
+}
+
+std::vector<std::string> parker_queues(const std::string& queue,
+                                       const std::vector<std::string>& dbs) {
+  std::vector<std::string> out;
+  for (auto& db : dbs)
+    out.push_back(parked_results_queue(queue, db));
+  return out;
+}
+
+} // namespace
+
 amqp_result_source::amqp_result_source(std::string url, std::string queue,
-                                       uint16_t prefetch, queue_type type)
-  : session_({url, "outbox results " + queue, {queue, results_queue(queue)},
-              results_queue(queue), prefetch, type}) {
+                                       uint16_t prefetch, queue_type type,
+                                       const std::string& database)
+  : session_(result_source_options(std::move(url), queue, prefetch, type, database)) {
+}
+
+amqp_result_parker::amqp_result_parker(std::string url, std::string queue,
+                                       const std::vector<std::string>& databases,
+                                       std::chrono::milliseconds confirm_timeout,
+                                       queue_type type)
+  : session_({std::move(url), "outbox result parker " + queue,
+              parker_queues(queue, databases), {}, 0, type}),
+    queue_(std::move(queue)), confirm_timeout_(confirm_timeout) {
+}
+
+caf::error amqp_result_parker::park(const std::string& database,
+                                    const std::vector<send_result>& results) {
+  if (auto err = session_.ready())
+    return err;
+  auto ms = result_batch_messages(queue_, results);
+  for (auto& m : ms)
+    m.routing_key = parked_results_queue(queue_, database);
+  auto statuses = session_.publish(ms, confirm_timeout_);
+  for (size_t i = 0; i < ms.size(); ++i)
+    if (i >= statuses.size() || statuses[i] != publish_status::confirmed)
+      return make_error(errc::broker_unavailable,
+                        "parked results of " + database + " were not confirmed");
+  return caf::none;
 }
 
 caf::expected<std::vector<incoming_message>>

@@ -40,15 +40,34 @@ private:
 class amqp_result_source : public result_source {
 public:
   /// Consumes the results queue of `queue` with `prefetch` unacked
-  /// messages; declares both queues as `type`.
+  /// messages; declares both queues as `type`. With a `database`, consumes
+  /// that database's parked results instead (parked_results_queue).
   amqp_result_source(std::string url, std::string queue, uint16_t prefetch,
-                     queue_type type = queue_type::classic);
+                     queue_type type = queue_type::classic,
+                     const std::string& database = "");
   caf::expected<std::vector<incoming_message>>
   fetch(size_t max, std::chrono::milliseconds wait) override;
   caf::error ack_through(uint64_t tag) override;
 
 private:
   amqp_session session_;
+};
+
+class amqp_result_parker : public result_parker {
+public:
+  /// Declares the parked results queue of each of `databases` (as `type`)
+  /// on every connect.
+  amqp_result_parker(std::string url, std::string queue,
+                     const std::vector<std::string>& databases,
+                     std::chrono::milliseconds confirm_timeout,
+                     queue_type type = queue_type::classic);
+  caf::error park(const std::string& database,
+                  const std::vector<send_result>& results) override;
+
+private:
+  amqp_session session_;
+  std::string queue_;
+  std::chrono::milliseconds confirm_timeout_;
 };
 
 } // namespace outbox

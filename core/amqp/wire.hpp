@@ -30,6 +30,12 @@ constexpr const char* database_header = "outbox-database";
 /// The durable queue a queue's workers send their results to.
 std::string results_queue(const std::string& queue);
 
+/// Where the relay parks the results of `database` that a results queue
+/// shared by several databases could not apply (its database was down):
+/// `<queue>.results.<database>`.
+std::string parked_results_queue(const std::string& queue,
+                                 const std::string& database);
+
 /// The job message body: job, eventType, the three ids (as decimal or UUID
 /// strings), outboxLastAttempt and the payload (embedded as JSON when the
 /// event's content type is application/json, else as a JSON string).

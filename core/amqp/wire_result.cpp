@@ -18,6 +18,11 @@ std::string results_queue(const std::string& queue) {
   return queue + ".results";
 }
 
+std::string parked_results_queue(const std::string& queue,
+                                 const std::string& database) {
+  return results_queue(queue) + "." + database;
+}
+
 namespace {
 
 constexpr size_t max_reason_bytes = 200;

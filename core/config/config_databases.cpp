@@ -15,6 +15,8 @@ namespace config_detail {
 namespace {
 
 constexpr size_t max_database_name = 32;
+/// A node's join names at most this many (actors/join_rules.hpp).
+constexpr size_t max_databases = 256;
 
 // The broker is the cluster's: a queue that two databases route to is one
 // queue, on one broker.
@@ -28,7 +30,7 @@ bool about_key(const std::string& line, const std::string& key) {
   if (line.size() == key.size())
     return true;
   auto next = line[key.size()];
-  return next == '.' || next == '[' || next == ' ' || next == ':';
+  return next == '.' || next == '[' || next == ' ' || next == ':' || next == '/';
 }
 
 bool about_any_key(const std::string& line, const json& obj) {
@@ -38,12 +40,22 @@ bool about_any_key(const std::string& line, const json& obj) {
   return false;
 }
 
+// An entry's URL file replaces a default inline URL and the other way
+// round: the two are one setting.
+bool replaced_by(const rapidjson::Value::StringRefType& key, const json& entry) {
+  std::string k{key.s, key.length};
+  auto other = k == "databaseUrl" ? "databaseUrlFile"
+               : k == "databaseUrlFile" ? "databaseUrl" : "";
+  return *other && entry.HasMember(other);
+}
+
 // The entry's keys in place of the top level's (but for `databases`).
 void merge_entry(const json& top, const json& entry, rapidjson::Document& out) {
   auto& alloc = out.GetAllocator();
   out.SetObject();
   for (auto& m : top.GetObject()) {
-    if (m.name == "databases")
+    if (m.name == "databases"
+        || replaced_by({m.name.GetString(), m.name.GetStringLength()}, entry))
       continue;
     out.AddMember(json{m.name, alloc}, json{m.value, alloc}, alloc);
   }
@@ -96,18 +108,33 @@ void place_problems(const problems& found, const json& top, const json& entry,
   }
 }
 
-// Two entries on one database must keep apart: their events tables (and
-// so every other table, which check_distinct_names ties to them) differ.
+// Two entries on one database must keep apart: each of their tables and
+// their publish function differ (the ready channel is the deliveries
+// table's).
 void check_apart(const std::vector<config>& dbs, problems& errs) {
+  if (dbs.size() > max_databases)
+    errs.add("databases", "names " + std::to_string(dbs.size())
+                            + " databases; a cluster serves at most "
+                            + std::to_string(max_databases));
   for (size_t i = 0; i < dbs.size(); ++i)
-    for (size_t j = i + 1; j < dbs.size(); ++j)
-      if (dbs[i].database_url == dbs[j].database_url
-          && dbs[i].names.events == dbs[j].names.events)
-        errs.add("databases." + dbs[j].database,
-                 "the same database and eventsTableName as databases."
-                   + dbs[i].database
-                   + " (one outbox served twice): give it its own "
-                     "databaseUrl or eventsTableName");
+    for (size_t j = i + 1; j < dbs.size(); ++j) {
+      if (dbs[i].database_url != dbs[j].database_url)
+        continue;
+      auto& a = dbs[i].names;
+      auto& b = dbs[j].names;
+      for (auto [key, same] :
+           {std::pair{"eventsTableName", a.events == b.events},
+            std::pair{"deliveriesTableName", a.deliveries == b.deliveries},
+            std::pair{"migrationsTableName", a.migrations == b.migrations},
+            std::pair{"publishFunctionName",
+                      a.publish_function == b.publish_function}})
+        if (same)
+          errs.add("databases." + dbs[j].database,
+                   std::string{"the same database and "} + key + " as databases."
+                     + dbs[i].database
+                     + " (two outboxes in one database need their own tables "
+                       "and function): give it its own databaseUrl or " + key);
+    }
   // A queue that two databases route to is one queue of the broker: of one
   // type.
   for (size_t i = 0; i < dbs.size(); ++i)
@@ -119,6 +146,16 @@ void check_apart(const std::vector<config>& dbs, problems& errs) {
                    "queue \"" + queue + "\" has another queueType than in "
                      "databases." + dbs[i].database + " (a queue has one type)");
       }
+  // A queue of several databases has a queue of parked results per
+  // database (<queue>.results.<database>): an AMQP name of 255 bytes at most.
+  if (dbs.size() > 1)
+    for (auto& db : dbs)
+      for (auto& q : db.queues())
+        if (q.size() + std::string{".results."}.size() + db.database.size() > 255)
+          errs.add("databases." + db.database,
+                   "queue \"" + q.substr(0, 40) + "...\" leaves no room for the "
+                   "name of its parked results (queue, \".results.\" and the "
+                   "database name in 255 bytes)");
   // A result finds its database by the tag its dispatch id starts with.
   for (size_t i = 0; i < dbs.size(); ++i)
     for (size_t j = i + 1; j < dbs.size(); ++j)

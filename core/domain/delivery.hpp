@@ -81,6 +81,10 @@ enum class result_verdict {
   unknown_delivery, ///< no delivery with that id
   stale,            ///< not dispatched, or another dispatch id
   wrong_job,        ///< the job does not match the delivery
+  /// Its database could not take it now: parked in that database's queue
+  /// of parked results, applied from there (a results queue several
+  /// databases share; core/domain/stores.hpp result_parker).
+  parked,
 };
 
 } // namespace outbox

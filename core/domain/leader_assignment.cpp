@@ -16,6 +16,11 @@ bool can_lead(const leader_candidate& n, const std::string& role,
          && (n.databases.empty() || has(n.databases, database));
 }
 
+bool fit(const leader_candidate& n, const std::string& role,
+         const std::string& database) {
+  return !has(n.unfit, role + "@" + database);
+}
+
 } // namespace
 
 const std::vector<std::string>& led_roles() {
@@ -31,8 +36,11 @@ leader_map assign_leaders(std::vector<std::string> databases,
     std::map<std::string, size_t> load; // by node name: ordered ties
     for (auto& db : databases) {
       const leader_candidate* best = nullptr;
+      bool any_fit = false;
+      for (auto& n : nodes)
+        any_fit = any_fit || (can_lead(n, role, db) && fit(n, role, db));
       for (auto& n : nodes) {
-        if (!can_lead(n, role, db))
+        if (!can_lead(n, role, db) || (any_fit && !fit(n, role, db)))
           continue;
         if (!best || load[n.node] < load[best->node]
             || (load[n.node] == load[best->node] && n.node < best->node))

@@ -18,6 +18,9 @@ struct leader_candidate {
   std::vector<std::string> roles;
   std::vector<std::string> databases; ///< served; empty: every one
   bool up = true;
+  /// "role@database" of its actors that cannot lead now: terminated, or
+  /// their last pass could not reach the database.
+  std::vector<std::string> unfit;
 };
 
 /// database -> role -> the leading node's name. A database and role that
@@ -30,7 +33,7 @@ const std::vector<std::string>& led_roles();
 
 /// Assigns each database, in name order, to the least loaded live node
 /// that runs the role and serves the database (ties: the first name), per
-/// role. Deterministic: the same view gives the same leaders on every
+/// role; a node whose actor for it is unfit only when no node's is fit. Deterministic: the same view gives the same leaders on every
 /// status node.
 leader_map assign_leaders(std::vector<std::string> databases,
                           const std::vector<leader_candidate>& nodes);

@@ -91,6 +91,19 @@ public:
   virtual caf::error ack_through(uint64_t tag) = 0;
 };
 
+/// Where a queue shared by several databases puts the results of one
+/// database that could not take them (it is down): a queue of that
+/// database's own, drained by a result handler of that database alone, so
+/// that the other databases' results are not held behind them.
+class result_parker {
+public:
+  virtual ~result_parker() = default;
+  /// Publishes `results` to `database`'s queue of parked results, with
+  /// confirms; an error when the broker did not confirm them all.
+  virtual caf::error park(const std::string& database,
+                          const std::vector<send_result>& results) = 0;
+};
+
 /// The notifications of one channel (the deliveries' ready channel), over a
 /// connection of its own.
 class notice_listener {

@@ -16,8 +16,12 @@
 //   the cluster, the unrouted events.
 // Samples more than 3 polls apart are not joined by a line.
 //
-// Names (queues, nodes, actors) come from the config and the peers: they
-// are only ever written with textContent, never as markup.
+// A cluster of several databases (the status JSON's `databases`) is shown
+// one database at a time, picked in the header: its counts, its queues'
+// rates (its own dispatchers, named "...@database"), and every node.
+//
+// Names (queues, nodes, actors, databases) come from the config and the
+// peers: they are only ever written with textContent, never as markup.
 "use strict";
 
 (function () {
@@ -34,6 +38,7 @@
   const colourOf = new Map();  // queue -> colour, fixed once seen
   let lastGood = null;         // {doc, t} of the last answer
   let failingSince = 0;        // when the status node stopped answering
+  let selected = null;         // the database shown, of a cluster of several
 
   const $ = (id) => document.getElementById(id);
 
@@ -63,6 +68,40 @@
 
   // ---- samples and rates ----
 
+  // ---- databases ----
+
+  // The picker lists the cluster's databases; none for a cluster of one.
+  function showPicker(names) {
+    const select = $("database-select");
+    const now = Array.from(select.options).map((o) => o.value);
+    if (now.join("\u0000") !== names.join("\u0000")) {
+      select.replaceChildren(...names.map((n) => {
+        const o = el("option", null, n);
+        o.value = n;
+        return o;
+      }));
+    }
+    select.value = selected;
+    $("database-pick").hidden = names.length === 0;
+  }
+
+  // The status as one database's: a cluster of several shows the picked
+  // one (the first by name at first), with every node.
+  function viewOf(doc) {
+    if (!doc.databases) {
+      showPicker([]);
+      return doc;
+    }
+    const names = Object.keys(doc.databases).sort();
+    if (!names.includes(selected)) {
+      selected = names[0];
+      samples.length = 0; // the rates of another database
+    }
+    showPicker(names);
+    const one = doc.databases[selected] || { database: { ok: false } };
+    return Object.assign({}, one, { nodes: doc.nodes, selected });
+  }
+
   function sampleOf(doc, t) {
     const s = { t, db: doc.database.ok, completed: {}, open: {}, rows: {},
                 unrouted: null };
@@ -73,9 +112,10 @@
         s.open[q] = (v.deliveries.pending || 0) + (v.deliveries.dispatched || 0);
       }
     }
+    const suffix = doc.selected === undefined ? null : "@" + doc.selected;
     for (const n of doc.nodes || [])
       for (const a of n.actors || [])
-        if (a.role === "dispatcher")
+        if (a.role === "dispatcher" && (suffix === null || a.name.endsWith(suffix)))
           s.rows[n.name + "\u0000" + a.name] = { queue: a.queue, rows: a.rows };
     return s;
   }
@@ -347,10 +387,11 @@
 
   // ---- the poll ----
 
-  function onStatus(doc, t) {
+  function onStatus(raw, t) {
+    lastGood = { doc: raw, t };
+    const doc = viewOf(raw);
     samples.push(sampleOf(doc, t));
     while (samples.length && samples[0].t < t - WINDOW_MS - POLL_MS) samples.shift();
-    lastGood = { doc, t };
     failingSince = 0;
     document.body.dataset.state = doc.database.ok ? "ok" : "database-down";
     $("banner-unreachable").hidden = true;
@@ -385,7 +426,7 @@
       const text = await res.text();
       let doc = null;
       try { doc = JSON.parse(text); } catch (e) { doc = null; }
-      if (res.ok && doc && doc.database) onStatus(doc, Date.now());
+      if (res.ok && doc && (doc.database || doc.databases)) onStatus(doc, Date.now());
       else onFailure("HTTP " + res.status + (doc && doc.error ? ": " + doc.error : ""), Date.now());
     } catch (e) {
       onFailure(e.name === "AbortError" ? "no answer in " + TIMEOUT_MS / 1000 + " s"
@@ -395,6 +436,12 @@
       setTimeout(poll, POLL_MS);
     }
   }
+
+  $("database-select").addEventListener("change", (e) => {
+    selected = e.target.value;
+    samples.length = 0;
+    if (lastGood) onStatus(lastGood.doc, lastGood.t);
+  });
 
   poll();
 })();

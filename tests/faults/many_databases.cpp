@@ -8,6 +8,7 @@
 #include <rapidjson/document.h>
 
 #include "core/pg/migrations.hpp"
+#include "tests/faults/private_services.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/test_worker.hpp"
@@ -33,6 +34,7 @@ struct fixture : cluster_fixture {
   fixture() {
     std::string cmd = "mkdir -p " + dir;
     CAF_REQUIRE_EQUAL(std::system(cmd.c_str()), 0);
+    databases = dbs;
     tables["da"] = names; // the fixture's own
     for (auto db : {"db", "dc"}) {
       tables[db] = schema_names{}.with_prefix(unique_prefix());
@@ -44,11 +46,8 @@ struct fixture : cluster_fixture {
         << amqp_url() << "\", \"routes\": {\"e\": [{\"job\": \"J\", \"queue\": \""
         << jobs << "\", \"deliveryTimeoutSeconds\": 20}]}, \"databases\": {";
     for (size_t i = 0; i < dbs.size(); ++i) {
-      auto& n = tables[dbs[i]];
-      out << (i ? ", " : "") << "\"" << dbs[i] << "\": {\"eventsTableName\": \""
-          << n.events << "\", \"deliveriesTableName\": \"" << n.deliveries
-          << "\", \"migrationsTableName\": \"" << n.migrations
-          << "\", \"publishFunctionName\": \"" << n.publish_function << "\"}";
+      out << (i ? ", " : "") << "\"" << dbs[i] << "\": {"
+          << tables_json(tables[dbs[i]]) << "}";
     }
     out << "}}";
   }
@@ -181,6 +180,111 @@ CAF_TEST(kill -9 of the node leading a database moves its lead and loses nothing
     CAF_CHECK_EQUAL(count_in(db, "completed"), 60);
     CAF_CHECK_EQUAL(count_in(db, "pending") + count_in(db, "dispatched"), 0);
   }
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
+// Two databases on the shared test server and one on a server of its own,
+// which the scenario stops; each database routes to a queue of its own.
+struct outage_fixture : cluster_fixture {
+  std::string shared_url = database_url(); // before the private servers
+  private_services own;                    // points the variables at them
+  std::string own_url = database_url();
+  schema_names b_names = schema_names{}.with_prefix(unique_prefix());
+  schema_names x_names;
+  std::map<std::string, std::string> queues{{"a", queue("qa")},
+                                            {"b", queue("qb")},
+                                            {"x", queue("qx")}};
+
+  outage_fixture() {
+    CAF_REQUIRE(migrate(db, b_names));
+    auto x = pg_connection::connect(own_url);
+    CAF_REQUIRE(x);
+    CAF_REQUIRE(migrate(*x, x_names));
+  }
+
+  ~outage_fixture() {
+    if (auto err = drop_schema(db, b_names))
+      CAF_FAIL("dropping a schema failed: " << render(err));
+  }
+
+  cluster_config config() {
+    auto entry = [&](const std::string& name, const std::string& url,
+                     const schema_names& n) {
+      return "\"" + name + "\": {\"databaseUrl\": \"" + url + "\", " + tables_json(n)
+             + ", \"routes\": {\"e\": [{\"job\": \"J\", \"queue\": \""
+             + queues[name] + "\"}]}}";
+    };
+    auto json = "{\"amqpUrl\": \"" + amqp_url() + "\", \"databases\": {"
+                + entry("a", shared_url, names) + ", " + entry("b", shared_url, b_names)
+                + ", " + entry("x", own_url, x_names) + "}}";
+    auto all = parse_cluster_config(json, [](const char*) { return std::string{}; });
+    if (!all)
+      CAF_FAIL("config refused: " << render(all.error()));
+    return *all;
+  }
+
+  int64_t completed_in(const schema_names& n) {
+    return must_exec(db, "SELECT count(*) FROM " + n.deliveries + "_completed").int64(0, 0);
+  }
+
+  void publish_in(const schema_names& n, int count) {
+    for (int i = 0; i < count; ++i)
+      must_exec(db, "SELECT " + n.publish_function + "('e', '{}', NULL)");
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(many_databases_outage, outage_fixture)
+
+CAF_TEST(a database whose server is down leaves the other databases working) {
+  running_node node{config()};
+  std::vector<std::unique_ptr<test_worker>> workers;
+  for (auto& [db, q] : queues)
+    workers.push_back(std::make_unique<test_worker>(
+      amqp_url(), q, [](const job_seen&, int) { return answer::completed; }));
+  // x works before its server stops.
+  auto x = pg_connection::connect(own_url);
+  CAF_REQUIRE(x);
+  must_exec(*x, "SELECT " + x_names.publish_function + "('e', '{}', NULL)");
+  CAF_REQUIRE(wait_until([&] {
+    return must_exec(*x, "SELECT count(*) FROM " + x_names.deliveries + "_completed")
+             .int64(0, 0)
+           == 1;
+  }));
+  own.stop_database();
+  // Down as the status node sees it.
+  CAF_REQUIRE(wait_until([&] {
+    for (auto& d : node.status().databases)
+      if (d.name == "x")
+        return !d.ok;
+    return false;
+  }, std::chrono::seconds{60}));
+  // a and b go on: every event written while x is down completes.
+  publish_in(names, 200);
+  publish_in(b_names, 200);
+  CAF_CHECK(wait_until([&] {
+    return completed_in(names) == 200 && completed_in(b_names) == 200;
+  }, std::chrono::seconds{60}));
+  // x is still down (its actors failed their passes all along), and when
+  // its server is back it goes on too.
+  bool x_down = false;
+  for (auto& d : node.status().databases)
+    if (d.name == "x")
+      x_down = !d.ok;
+  CAF_CHECK(x_down);
+  own.start_database();
+  auto back = pg_connection::connect(own_url);
+  CAF_REQUIRE(back);
+  must_exec(*back, "SELECT " + x_names.publish_function + "('e', '{}', NULL)");
+  CAF_CHECK(wait_until([&] {
+    return must_exec(*back, "SELECT count(*) FROM " + x_names.deliveries + "_completed")
+             .int64(0, 0)
+           == 2;
+  }, std::chrono::seconds{60}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -208,12 +208,7 @@ CAF_TEST(a config of two databases migrates both and names one per verb) {
   auto two_path = "/tmp/" + queue_prefix + "admin_two.json";
   {
     std::ofstream out{two_path};
-    auto tables = [](const schema_names& n) {
-      return "{\"eventsTableName\": \"" + n.events
-             + "\", \"deliveriesTableName\": \"" + n.deliveries
-             + "\", \"migrationsTableName\": \"" + n.migrations
-             + "\", \"publishFunctionName\": \"" + n.publish_function + "\"}";
-    };
+    auto tables = [](const schema_names& n) { return "{" + tables_json(n) + "}"; };
     out << "{\"databaseUrl\": \"" << database_url() << "\", \"amqpUrl\": \""
         << amqp_url() << "\", \"routes\": {\"e\": [{\"job\": \"J\", \"queue\": "
         << "\"q\"}]}, \"databases\": {\"one\": " << tables(names)

@@ -38,12 +38,17 @@ struct node_test_config : caf::actor_system_config {
 struct cluster_fixture : schema_fixture {
   std::string queue_prefix = unique_prefix();
   std::vector<std::string> queues;
+  /// The databases of a test's config of several: a queue they share has
+  /// a queue of parked results per database (parked_results_queue).
+  std::vector<std::string> databases;
 
   ~cluster_fixture() {
     if (auto c = amqp_client::connect(amqp_url(), "test cleanup"))
       for (auto& q : queues) {
         (*c)->delete_queue(q);
         (*c)->delete_queue(results_queue(q));
+        for (auto& db : databases)
+          (*c)->delete_queue(parked_results_queue(q, db));
       }
   }
 
@@ -80,6 +85,14 @@ struct cluster_fixture : schema_fixture {
         << " \"batchSize\": " << batch_size << ",\n"
         << " " << extra << "\"routes\": " << routes_json << "}\n";
     return path;
+  }
+
+  /// The config keys of `n`'s tables, for an entry of `databases`:
+  /// `"eventsTableName": "...", ..., "publishFunctionName": "..."`.
+  static std::string tables_json(const schema_names& n) {
+    return "\"eventsTableName\": \"" + n.events + "\", \"deliveriesTableName\": \""
+           + n.deliveries + "\", \"migrationsTableName\": \"" + n.migrations
+           + "\", \"publishFunctionName\": \"" + n.publish_function + "\"";
   }
 
   /// Deliveries not final yet.

@@ -12,6 +12,7 @@
 
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/cluster_fixture.hpp"
+#include "core/pg/migrations.hpp"
 #include "tests/integration/headless_chromium.hpp"
 #include "tests/integration/http_node.hpp"
 #include "tests/integration/test_worker.hpp"
@@ -176,6 +177,41 @@ CAF_TEST(the dashboard shows the queues and nodes of a running cluster) {
   keep_screenshot(url(), "dashboard.png");
   n->signal(SIGTERM);
   CAF_CHECK_EQUAL(n->wait(), 0);
+}
+
+CAF_TEST(a cluster of two databases is shown one database at a time) {
+  auto other = schema_names{}.with_prefix(unique_prefix());
+  CAF_REQUIRE(migrate(db, other));
+  databases = {"alpha", "beta"};
+  auto two = dir + "/two.json";
+  std::ofstream{two} << "{\"databaseUrl\": \"" << database_url() << "\", \"amqpUrl\": \""
+                     << amqp_url() << "\", \"routes\": {\"e\": [{\"job\": \"J\", "
+                     << "\"queue\": \"" << q << "\"}]}, \"databases\": {\"alpha\": {"
+                     << tables_json(names) << "}, \"beta\": {" << tables_json(other)
+                     << "}}}";
+  auto n = node(two, "status,router,dispatcher,results,sweeper");
+  test_worker worker{amqp_url(), q, [](const job_seen&, int) {
+                       return answer::completed;
+                     }};
+  for (int i = 0; i < 7; ++i)
+    publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] {
+    auto doc = status();
+    if (!doc.IsObject() || !doc.HasMember("databases"))
+      return false;
+    auto& alpha = doc["databases"]["alpha"];
+    return alpha.HasMember("queues") && alpha["queues"].HasMember(q.c_str())
+           && alpha["queues"][q.c_str()]["deliveries"]["completed"].GetInt64() == 7;
+  }));
+  // The first database by name, with its queue and counts; the picker
+  // offers both.
+  auto dom = dom_with(url(), {"data-state=\"ok\"", ">alpha<", ">beta<",
+                              "data-queue=\"" + q + "\"", ">7<"});
+  CAF_CHECK_EQUAL(dom.find("id=\"database-pick\" hidden"), std::string::npos);
+  keep_screenshot(url(), "dashboard-two-databases.png");
+  n->signal(SIGTERM);
+  CAF_CHECK_EQUAL(n->wait(), 0);
+  CAF_CHECK(!drop_schema(db, other));
 }
 
 CAF_TEST(a status node without its database shows the banner and its nodes) {

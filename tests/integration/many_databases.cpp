@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/amqp/amqp_endpoints.hpp"
 #include "core/amqp/wire.hpp"
 #include "core/domain/dispatch_tag.hpp"
 #include "core/pg/migrations.hpp"
@@ -24,6 +25,7 @@ struct fixture : cluster_fixture {
   std::string own = queue("own");
 
   fixture() {
+    databases = {"orders", "billing"};
     if (auto ran = migrate(db, billing_names); !ran)
       CAF_FAIL("migration failed: " << render(ran.error()));
   }
@@ -33,21 +35,15 @@ struct fixture : cluster_fixture {
       CAF_FAIL("dropping the billing schema failed: " << render(err));
   }
 
-  static std::string tables(const schema_names& n) {
-    return "\"eventsTableName\": \"" + n.events + "\", \"deliveriesTableName\": \""
-           + n.deliveries + "\", \"migrationsTableName\": \"" + n.migrations
-           + "\", \"publishFunctionName\": \"" + n.publish_function + "\"";
-  }
-
   // Read through the config parser, as outboxd reads it.
   cluster_config two_databases() {
     std::ostringstream json;
     json << "{\"databaseUrl\": \"" << database_url() << "\", \"amqpUrl\": \""
          << amqp_url() << "\", \"databases\": {"
-         << "\"orders\": {" << tables(names) << ", \"routes\": {\"e\": ["
+         << "\"orders\": {" << tables_json(names) << ", \"routes\": {\"e\": ["
          << "{\"job\": \"Mail\", \"queue\": \"" << shared << "\"},"
          << "{\"job\": \"Pack\", \"queue\": \"" << own << "\"}]}},"
-         << "\"billing\": {" << tables(billing_names) << ", \"routes\": {\"e\": ["
+         << "\"billing\": {" << tables_json(billing_names) << ", \"routes\": {\"e\": ["
          << "{\"job\": \"Mail\", \"queue\": \"" << shared << "\"}]}}}}";
     auto all = parse_cluster_config(json.str(), [](const char*) {
       return std::string{};
@@ -160,6 +156,34 @@ CAF_TEST(a database that cannot be reached leaves the other one working) {
   CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
   CAF_CHECK(!s.databases[0].ok);
   CAF_CHECK(s.databases[1].ok);
+}
+
+CAF_TEST(results parked for a database wait in its own queue and read back whole) {
+  amqp_result_parker parker{amqp_url(), shared, {"orders", "billing"},
+                            std::chrono::seconds{10}};
+  std::vector<send_result> rs;
+  for (int64_t id : {7, 8})
+    rs.push_back({id, dispatch_tag_of("billing") + "-5f1d-4a8e-9c2b-1d2e3f4a5b6c",
+                  "Mail", outcome::completed, "", ""});
+  CAF_REQUIRE(!parker.park("billing", rs));
+  amqp_result_source parked{amqp_url(), shared, 10, queue_type::classic, "billing"};
+  std::vector<incoming_message> got;
+  CAF_REQUIRE(wait_until([&] {
+    auto more = parked.fetch(10, std::chrono::milliseconds{200});
+    if (more)
+      got.insert(got.end(), more->begin(), more->end());
+    return !got.empty();
+  }));
+  auto content = read_result_message(got.front().body);
+  CAF_REQUIRE_EQUAL(content.results.size(), 2u);
+  CAF_CHECK_EQUAL(content.results[1].delivery_id, 8);
+  CAF_CHECK_EQUAL(content.results[0].dispatch_id, rs[0].dispatch_id);
+  CAF_CHECK(!parked.ack_through(got.back().delivery_tag));
+  // Nothing went to the shared results queue or to orders' parked one.
+  amqp_result_source orders{amqp_url(), shared, 10, queue_type::classic, "orders"};
+  auto none = orders.fetch(10, std::chrono::milliseconds{300});
+  CAF_REQUIRE(none);
+  CAF_CHECK(none->empty());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

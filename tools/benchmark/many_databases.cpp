@@ -12,8 +12,11 @@
 #include <thread>
 
 #include <libpq-fe.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "core/amqp/amqp_client.hpp"
+#include "core/amqp/wire.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/json/json_writer.hpp"
@@ -63,6 +66,14 @@ caf::expected<std::string> with_dbname(const std::string& url,
   return out + "dbname=" + quoted(dbname);
 }
 
+// `s` as a JSON string (the URLs may hold quotes or backslashes).
+std::string json_string(const std::string& s) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return sb.GetString();
+}
+
 // The run's databases, queue and config file, dropped however it ends.
 struct many {
   const bench_config& o;
@@ -82,7 +93,9 @@ struct many {
         admin->exec("drop_database", "DROP DATABASE IF EXISTS " + n + " WITH (FORCE)");
     if (auto c = amqp_client::connect(o.amqp_url, "bench cleanup")) {
       (*c)->delete_queue(queue);
-      (*c)->delete_queue(queue + ".results");
+      (*c)->delete_queue(results_queue(queue));
+      for (size_t i = 0; i < names.size(); ++i)
+        (*c)->delete_queue(parked_results_queue(queue, "m" + std::to_string(i)));
     }
     std::remove(config_path.c_str());
   }
@@ -109,12 +122,13 @@ struct many {
         return failed("migrating " + name, ran.error());
     }
     std::ofstream out{config_path};
-    out << "{\"amqpUrl\": \"" << o.amqp_url << "\", \"batchSize\": " << o.batch_size
-        << ", \"routes\": {\"" << event_type << "\": [{\"job\": \"" << job
-        << "\", \"queue\": \"" << queue << "\"}]}, \"databases\": {";
+    out << "{\"amqpUrl\": " << json_string(o.amqp_url) << ", \"batchSize\": "
+        << o.batch_size << ", \"routes\": {\"" << event_type
+        << "\": [{\"job\": \"" << job << "\", \"queue\": \"" << queue
+        << "\"}]}, \"databases\": {";
     for (size_t i = 0; i < names.size(); ++i)
-      out << (i ? ", " : "") << "\"m" << i << "\": {\"databaseUrl\": \""
-          << urls[i] << "\"}";
+      out << (i ? ", " : "") << "\"m" << i << "\": {\"databaseUrl\": "
+          << json_string(urls[i]) << "}";
     out << "}}\n";
     if (!out)
       return make_error(errc::config_unreadable, "cannot write " + config_path);
@@ -181,16 +195,18 @@ caf::error pipeline(many& m, pipeline_databases& out) {
               per_db, 0);
     });
   std::vector<std::unique_ptr<pg_connection>> watch;
+  caf::error err;
   for (auto& url : m.urls) {
     auto c = pg_connection::connect(url);
-    if (!c)
-      return failed("watching", c.error());
+    if (!c) {
+      err = failed("watching", c.error());
+      break;
+    }
     watch.push_back(std::make_unique<pg_connection>(std::move(*c)));
   }
   std::vector<double> done_at(m.urls.size(), 0);
   size_t left = m.urls.size();
   auto until = start + std::chrono::minutes{20};
-  caf::error err;
   while (left > 0 && !err) {
     std::this_thread::sleep_for(std::chrono::milliseconds{50});
     err = m.relay_alive();
@@ -202,6 +218,7 @@ caf::error pipeline(many& m, pipeline_databases& out) {
         --left;
       }
   }
+  // Joined on every way out: a thread left joinable ends the process.
   for (auto& p : producers)
     p.join();
   w.stop();

@@ -21,8 +21,25 @@ std::string result(int64_t id, const char* outcome = "completed",
 }
 
 std::vector<result_target> only(std::shared_ptr<fakes::delivery_store> store) {
-  return {{"", std::move(store)}};
+  return {{"", std::move(store), ""}};
 }
+
+std::shared_ptr<result_parker> no_parker() {
+  return {};
+}
+
+// Keeps what it was asked to park; fails while `fail` says so.
+struct parker_stub : result_parker {
+  std::vector<std::pair<std::string, std::vector<send_result>>> parked;
+  bool fail = false;
+  caf::error park(const std::string& database,
+                  const std::vector<send_result>& results) override {
+    if (fail)
+      return make_error(errc::broker_unavailable, "no broker");
+    parked.emplace_back(database, results);
+    return caf::none;
+  }
+};
 
 struct fixture : actor_fixture {
   std::shared_ptr<fakes::delivery_store> store
@@ -31,7 +48,7 @@ struct fixture : actor_fixture {
     = std::make_shared<fakes::result_source>();
   pass_actor handler = sys.spawn(result_handler, only(store), source, "stock.publish",
                                  100, std::chrono::milliseconds{0},
-                                 manual_passes(), node_agent_actor{});
+                                 manual_passes(), node_agent_actor{}, no_parker());
 };
 
 } // namespace
@@ -78,7 +95,7 @@ CAF_TEST(an empty wait for results is followed by the next wait at once) {
   pass_settings s;
   s.idle = std::chrono::seconds{10};
   auto h = sys.spawn(result_handler, only(store), source, "stock.publish", 100,
-                     std::chrono::milliseconds{250}, s, node_agent_actor{});
+                     std::chrono::milliseconds{250}, s, node_agent_actor{}, no_parker());
   self->send(h, wake_atom::value);
   expect((wake_atom), from(self).to(h));
   expect((pass_atom, uint64_t), from(h).to(h));
@@ -138,10 +155,11 @@ CAF_TEST(results of a queue that two databases share go to the database of their
   auto billing = std::make_shared<fakes::delivery_store>();
   auto orders_tag = dispatch_tag_of("orders");
   auto billing_tag = dispatch_tag_of("billing");
-  std::vector<result_target> targets{{orders_tag, orders}, {billing_tag, billing}};
+  std::vector<result_target> targets{{orders_tag, orders, "orders"},
+                                     {billing_tag, billing, "billing"}};
   auto h = sys.spawn(result_handler, targets, source, "mail", 100,
                      std::chrono::milliseconds{0}, manual_passes(),
-                     node_agent_actor{});
+                     node_agent_actor{}, no_parker());
   auto tagged = [](const std::string& tag) { return tag + uuid.substr(8); };
   // The same delivery id in both databases, each with its own send.
   source->push(result(7, "completed", tagged(orders_tag)));
@@ -165,14 +183,41 @@ CAF_TEST(results of a queue that two databases share go to the database of their
   stop(h);
 }
 
-CAF_TEST(a database that fails its part keeps the whole batch unacked) {
+CAF_TEST(the part of a database that is down is parked and the rest acked) {
   auto orders = std::make_shared<fakes::delivery_store>();
   auto billing = std::make_shared<fakes::delivery_store>();
-  std::vector<result_target> targets{{dispatch_tag_of("orders"), orders},
-                                     {dispatch_tag_of("billing"), billing}};
+  std::vector<result_target> targets{{dispatch_tag_of("orders"), orders, "orders"},
+                                     {dispatch_tag_of("billing"), billing, "billing"}};
+  auto parker = std::make_shared<parker_stub>();
   auto h = sys.spawn(result_handler, targets, source, "mail", 100,
                      std::chrono::milliseconds{0}, manual_passes(),
-                     node_agent_actor{});
+                     node_agent_actor{}, std::shared_ptr<result_parker>{parker});
+  source->push(result(1, "completed", dispatch_tag_of("orders") + uuid.substr(8)));
+  source->push(result(2, "completed", dispatch_tag_of("billing") + uuid.substr(8)));
+  billing->apply_errors.push_back(make_error(errc::database_unavailable, "down"));
+  CAF_CHECK_EQUAL(request<int64_t>(h, once_atom::value), 1);
+  CAF_CHECK_EQUAL(source->acked_through, 2u);
+  CAF_REQUIRE_EQUAL(parker->parked.size(), 1u);
+  CAF_CHECK_EQUAL(parker->parked[0].first, "billing");
+  CAF_REQUIRE_EQUAL(parker->parked[0].second.size(), 1u);
+  CAF_CHECK_EQUAL(parker->parked[0].second[0].delivery_id, 2);
+  CAF_CHECK_EQUAL(orders->applied.size(), 1u);
+  auto& m = pass_state_of(h).metrics;
+  CAF_CHECK_EQUAL(m.counters["parked"], 1);
+  CAF_CHECK_EQUAL(m.errors, 0);
+  stop(h);
+}
+
+CAF_TEST(a part that can be neither applied nor parked keeps the whole batch) {
+  auto orders = std::make_shared<fakes::delivery_store>();
+  auto billing = std::make_shared<fakes::delivery_store>();
+  std::vector<result_target> targets{{dispatch_tag_of("orders"), orders, "orders"},
+                                     {dispatch_tag_of("billing"), billing, "billing"}};
+  auto parker = std::make_shared<parker_stub>();
+  parker->fail = true;
+  auto h = sys.spawn(result_handler, targets, source, "mail", 100,
+                     std::chrono::milliseconds{0}, manual_passes(),
+                     node_agent_actor{}, std::shared_ptr<result_parker>{parker});
   source->push(result(1, "completed", dispatch_tag_of("orders") + uuid.substr(8)));
   source->push(result(2, "completed", dispatch_tag_of("billing") + uuid.substr(8)));
   billing->apply_errors.push_back(make_error(errc::database_unavailable, "down"));

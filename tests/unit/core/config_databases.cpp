@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include <unistd.h>
+
 #include "core/base/errors.hpp"
 #include "core/config/config.hpp"
 
@@ -132,6 +134,9 @@ CAF_TEST(every problem of every database is reported at once) {
   CAF_CHECK_NOT_EQUAL(text.find("databases.d: the same database and "
                                 "eventsTableName as databases.c"),
                       std::string::npos);
+  CAF_CHECK_NOT_EQUAL(text.find("databases.d: the same database and "
+                                "deliveriesTableName as databases.c"),
+                      std::string::npos);
 }
 
 CAF_TEST(an entry keeps the required keys required) {
@@ -202,4 +207,31 @@ CAF_TEST(the shipped example of two databases is valid) {
   CAF_CHECK_EQUAL(all->databases[0].database, "billing");
   CAF_CHECK_EQUAL(all->databases[0].batch_size, 50);
   CAF_CHECK_EQUAL(all->databases[1].queues(), (std::vector<std::string>{"mail.send"}));
+}
+
+CAF_TEST(two outboxes of one database need every table of their own) {
+  auto text = errors_of(R"({"routes": {}, "databases": {
+    "a": {}, "b": {"eventsTableName": "b_events"}}})");
+  CAF_CHECK_NOT_EQUAL(text.find("databases.b: the same database and "
+                                "deliveriesTableName as databases.a"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(text.find("eventsTableName as"), std::string::npos);
+}
+
+CAF_TEST(an entry may give a url file where the top level gives a url) {
+  char path[] = "/tmp/outbox_db_url_XXXXXX";
+  int fd = mkstemp(path);
+  CAF_REQUIRE(fd >= 0);
+  std::string url = "postgresql://outbox@db9.example/billing\n";
+  CAF_REQUIRE_EQUAL(write(fd, url.data(), url.size()), static_cast<ssize_t>(url.size()));
+  close(fd);
+  auto all = parse_cluster_config(
+    std::string{R"({"databaseUrl": "postgresql://outbox@db1.example/orders",
+                    "routes": {}, "databases": {"orders": {},
+                    "billing": {"databaseUrlFile": ")"} + path + R"("}}})",
+    no_env);
+  unlink(path);
+  CAF_REQUIRE(all);
+  CAF_CHECK_EQUAL(all->databases[0].database_url, "postgresql://outbox@db9.example/billing");
+  CAF_CHECK_EQUAL(all->databases[1].database_url, "postgresql://outbox@db1.example/orders");
 }

@@ -21,9 +21,9 @@ std::map<std::string, int> load_of(const leader_map& m, const std::string& role)
 } // namespace
 
 CAF_TEST(three nodes and six databases lead two each) {
-  std::vector<leader_candidate> nodes{{"c:3", all_roles, {}, true},
-                                      {"a:1", all_roles, {}, true},
-                                      {"b:2", all_roles, {}, true}};
+  std::vector<leader_candidate> nodes{{"c:3", all_roles, {}, true, {}},
+                                      {"a:1", all_roles, {}, true, {}},
+                                      {"b:2", all_roles, {}, true, {}}};
   auto m = assign_leaders({"d6", "d1", "d2", "d3", "d4", "d5"}, nodes);
   CAF_REQUIRE_EQUAL(m.size(), 6u);
   for (auto role : {"router", "sweeper"})
@@ -38,10 +38,10 @@ CAF_TEST(three nodes and six databases lead two each) {
 
 CAF_TEST(a node that is down or lacks the role or the database leads nothing) {
   std::vector<leader_candidate> nodes{
-    {"a:1", all_roles, {}, false},                  // down
-    {"b:2", {"dispatcher", "results"}, {}, true},   // no led role
-    {"c:3", {"router"}, {"orders"}, true},          // one database, routing only
-    {"d:4", {"sweeper", "router"}, {"billing"}, true}};
+    {"a:1", all_roles, {}, false, {}},                  // down
+    {"b:2", {"dispatcher", "results"}, {}, true, {}},   // no led role
+    {"c:3", {"router"}, {"orders"}, true, {}},          // one database, routing only
+    {"d:4", {"sweeper", "router"}, {"billing"}, true, {}}};
   auto m = assign_leaders({"orders", "billing", "stock"}, nodes);
   CAF_CHECK_EQUAL(m["orders"]["router"], "c:3");
   CAF_CHECK_EQUAL(m["orders"].count("sweeper"), 0u);
@@ -50,11 +50,23 @@ CAF_TEST(a node that is down or lacks the role or the database leads nothing) {
   CAF_CHECK_EQUAL(m.count("stock"), 0u); // nobody serves it
 }
 
+CAF_TEST(an actor that cannot lead gives its database to a fit one) {
+  std::vector<leader_candidate> nodes{{"a:1", all_roles, {}, true, {"router@d1"}},
+                                      {"b:2", all_roles, {}, true, {}}};
+  auto m = assign_leaders({"d1", "d2"}, nodes);
+  CAF_CHECK_EQUAL(m["d1"]["router"], "b:2");
+  CAF_CHECK_EQUAL(m["d1"]["sweeper"], "a:1");
+  // None fit: the least loaded all the same.
+  nodes[1].unfit = {"router@d1"};
+  auto none_fit = assign_leaders({"d1"}, nodes);
+  CAF_CHECK_EQUAL(none_fit["d1"]["router"], "a:1");
+}
+
 CAF_TEST(a joining node takes its share) {
-  std::vector<leader_candidate> nodes{{"a:1", all_roles, {}, true}};
+  std::vector<leader_candidate> nodes{{"a:1", all_roles, {}, true, {}}};
   auto alone = assign_leaders({"d1", "d2"}, nodes);
   CAF_CHECK_EQUAL(load_of(alone, "router"), (std::map<std::string, int>{{"a:1", 2}}));
-  nodes.push_back({"b:2", all_roles, {}, true});
+  nodes.push_back({"b:2", all_roles, {}, true, {}});
   auto two = assign_leaders({"d1", "d2"}, nodes);
   CAF_CHECK_EQUAL(load_of(two, "router"),
                   (std::map<std::string, int>{{"a:1", 1}, {"b:2", 1}}));
