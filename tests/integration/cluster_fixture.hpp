@@ -3,6 +3,7 @@
 // for deliveries to reach their final states.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -131,15 +132,20 @@ struct running_node {
   explicit running_node(const config& c) : running_node(one_database(c)) {
   }
 
-  /// A node of every database of `all`, every queue of each.
-  explicit running_node(const cluster_config& all) {
+  /// A node of every database of `all` (or those of `served`, as
+  /// --databases names them), every queue of each.
+  explicit running_node(const cluster_config& all,
+                        std::vector<std::string> served = {}) {
     sys = std::make_unique<caf::actor_system>(cfg);
     node_settings settings;
     settings.roles = all_node_roles();
+    settings.databases = served;
     std::set<std::string> queues;
     for (auto& db : all.databases)
-      for (auto& q : db.queues())
-        queues.insert(q);
+      if (served.empty()
+          || std::find(served.begin(), served.end(), db.database) != served.end())
+        for (auto& q : db.queues())
+          queues.insert(q);
     settings.queues.assign(queues.begin(), queues.end());
     settings.listen = host_port{"127.0.0.1", 0}; // any free port
     auto started = node::start(*sys, all, settings);

@@ -158,6 +158,32 @@ CAF_TEST(a database that cannot be reached leaves the other one working) {
   CAF_CHECK(s.databases[1].ok);
 }
 
+CAF_TEST(two nodes each serving one database share a queue and lose no result) {
+  auto all = two_databases();
+  // Each node's result handler takes results of both databases off the
+  // shared results queue: the other database's it parks for the node
+  // that serves it.
+  running_node orders_node{all, {"orders"}};
+  running_node billing_node{all, {"billing"}};
+  test_worker mail{amqp_url(), shared, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  test_worker pack{amqp_url(), own, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  constexpr int n = 30;
+  for (int i = 0; i < n; ++i) {
+    publish("e", "{}");
+    billing_publish();
+  }
+  CAF_REQUIRE(wait_until([&] {
+    return count_status("completed") == 2 * n && billing_completed() == n;
+  }));
+  CAF_CHECK_EQUAL(open_deliveries(), 0);
+  // Each delivery ran once: none timed out for a result that was dropped.
+  CAF_CHECK_EQUAL(mail.seen().size(), size_t{2 * n});
+}
+
 CAF_TEST(results parked for a database wait in its own queue and read back whole) {
   amqp_result_parker parker{amqp_url(), shared, {"orders", "billing"},
                             std::chrono::seconds{10}};
