@@ -86,6 +86,11 @@ struct fixture : cluster_fixture {
     return std::string{std::istreambuf_iterator<char>{in}, {}};
   }
 
+  // Whether worker `i` has started to consume its queue.
+  bool consuming(size_t i) {
+    return log_text(i).find("event=consuming") != std::string::npos;
+  }
+
   int64_t counter() {
     return must_exec(db, "SELECT n FROM " + counter_table + " WHERE id = 1").int64(0, 0);
   }
@@ -141,6 +146,10 @@ CAF_TEST(a delivery timeout shorter than the handler resends and the effect stay
   running_node node{start_config({1, 1, 1}, 1)};
   auto a = worker({"--job-ms", "1500"});
   auto b = worker({"--job-ms", "1500"});
+  // Sends that expire in the queue before a worker consumes would spend
+  // the attempts on a slow start, not on the handler: publish once both
+  // take jobs.
+  CAF_REQUIRE(wait_until([&] { return consuming(0) && consuming(1); }, deadline));
   publish_events(n);
   CAF_REQUIRE(wait_until([&] { return all_completed(n); }, deadline));
   CAF_CHECK(sent_again() > 0); // not vacuous: copies did arrive
