@@ -156,6 +156,8 @@ pass_outcome run_pass(Self* self) {
   else
     log_recovered(st.metrics, st.failures);
   for (auto& ev : out.events) {
+    if (ev.database.empty()) // ids repeat across databases: say whose
+      ev.database = st.metrics.database;
     log_lifecycle(st.metrics.role.c_str(), ev);
     caf::anon_send(st.lifecycle, ev); // typed actors cannot send() to a group
   }
@@ -173,7 +175,11 @@ pass_outcome run_pass(Self* self) {
                        : std::min(delay, st.settings.linger);
     st.lingering = st.lingering || (out.hold && !out.error);
     if (st.after_pass)
-      st.after_pass(!out.error && (out.more || out.again || st.lingering));
+      // A node that does not lead needs no wake-ups either: its router's
+      // event watcher pauses after a few such passes (listen_demand.hpp),
+      // and the first pass that leads and waits for work starts it again.
+      st.after_pass(!leads
+                    || (!out.error && (out.more || out.again || st.lingering)));
     if (delay.count() == 0) {
       st.pass_queued = true;
       self->send(self, pass_atom::value, token);

@@ -173,6 +173,8 @@ private:
       }
       if (!applied)
         return applied.error();
+      for (auto& tr : applied->transitions)
+        tr.database = targets_[t].database;
       for (size_t k = 0; k < parts[t].size(); ++k) {
         auto& v = all.verdicts[parts[t][k]];
         auto got = applied->verdicts[k];

@@ -52,6 +52,8 @@ struct delivery_transition {
   std::optional<time_point> next_try; ///< for a retry
   /// A worker's result: seconds since its dispatch, by the database's clock.
   std::optional<double> since_dispatch_seconds;
+  /// Its database, when a result handler serves several; "" otherwise.
+  std::string database;
 };
 
 /// What a worker (or the relay itself) reports about one send.

@@ -94,6 +94,7 @@ lifecycle_event transition_event(const delivery_transition& t) {
   ev.job = t.job;
   ev.queue = t.queue;
   ev.attempts = t.attempts;
+  ev.database = t.database;
   if (t.next_try)
     ev.next_try_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                        t.next_try->time_since_epoch())

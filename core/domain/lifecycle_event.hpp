@@ -50,6 +50,9 @@ struct lifecycle_event {
   /// The 32 hex digits of the event's W3C trace id, "" without a valid
   /// traceparent header (an id, never a payload: fine in a log line).
   std::string trace_id;
+  /// The database of a config of several (`databases`); "" otherwise: its
+  /// ids are that database's.
+  std::string database;
 };
 
 /// Receives lifecycle events where no actor is involved (the producer API).
@@ -74,7 +77,7 @@ typename Inspector::result_type inspect(Inspector& f, lifecycle_event& x) {
   return f(caf::meta::type_name("lifecycle_event"), x.kind, x.event_id,
            x.delivery_id, x.event_type, x.job, x.queue, x.attempts,
            x.last_attempt, x.replayed, x.next_try_ms, x.superseded_by, x.reason,
-           x.trace_id);
+           x.trace_id, x.database);
 }
 
 } // namespace outbox

@@ -72,6 +72,8 @@ void log_lifecycle(const char* logger_name, const lifecycle_event& ev) {
             + format_timestamp(time_point{std::chrono::milliseconds{ev.next_try_ms}});
   if (!ev.trace_id.empty())
     line += " traceId=" + ev.trace_id;
+  if (!ev.database.empty())
+    line += " database=" + kv(ev.database);
   log->log(level, "{}", line);
 }
 

@@ -214,7 +214,7 @@ caf::error claim_repository::quarantine(pg_connection& conn,
   out.transitions.push_back(
     {q->int64(0, event_col), q->int64(0, id_col), q->text(0, job_col),
      q->text(0, queue_col), delivery_status::failed,
-     static_cast<int32_t>(q->int64(0, attempts_col)), std::nullopt, std::nullopt});
+     static_cast<int32_t>(q->int64(0, attempts_col)), std::nullopt, std::nullopt, {}});
   logger("dispatcher")
     ->error("event=delivery_quarantined outboxDeliveryId={} outboxEventId={} "
             "queue={} pass=claim sqlstate={}",

@@ -85,7 +85,7 @@ delivery_transition read_expired(const pg_rows& rows, int i,
                                  const claim_columns& c) {
   return {rows.int64(i, c.event_id), rows.int64(i, c.id), rows.text(i, c.job),
           rows.text(i, c.queue), delivery_status::expired,
-          static_cast<int32_t>(rows.int64(i, c.attempts)), std::nullopt, std::nullopt};
+          static_cast<int32_t>(rows.int64(i, c.attempts)), std::nullopt, std::nullopt, {}};
 }
 
 // The room row's pause of the queue (claim_sql.hpp room_sql).

@@ -121,7 +121,7 @@ void transition_batch::add(const locked_delivery& d, delivery_status status,
   available_.push_back(micros_param(available_at));
   reasons_.push_back(std::move(reason));
   done_.push_back({d.event_id, d.id, d.job, d.queue, status, attempts_now,
-                   available_at, std::nullopt});
+                   available_at, std::nullopt, {}});
 }
 
 delivery_status transition_batch::add_failure(const locked_delivery& d,

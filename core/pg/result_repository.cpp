@@ -275,7 +275,7 @@ result_repository::apply_completions(pg_connection& conn,
         {rows->int64(i, c->event_id), id, rows->text(i, c->job),
          rows->text(i, c->queue), delivery_status::completed,
          static_cast<int32_t>(rows->int64(i, c->attempts)), std::nullopt,
-         static_cast<double>(rows->int64(i, c->since_dispatch_us)) / 1e6});
+         static_cast<double>(rows->int64(i, c->since_dispatch_us)) / 1e6, {}});
       out.verdicts[k] = result_verdict::applied;
       ++out.completed;
     } else if (auto b = before.find(id); b != before.end()) {
@@ -356,7 +356,7 @@ caf::error result_repository::apply_ordered(pg_connection& conn,
       {rows->int64(i, event_col), rs[k].delivery_id, rows->text(i, job_col),
        rows->text(i, queue_col), delivery_status::completed,
        static_cast<int32_t>(rows->int64(i, attempts_col)), std::nullopt,
-       static_cast<double>(rows->int64(i, since_col)) / 1e6});
+       static_cast<double>(rows->int64(i, since_col)) / 1e6, {}});
     out.verdicts[k] = result_verdict::applied;
     ++out.completed;
   }

@@ -185,7 +185,7 @@ caf::error sweep_repository::expire(pg_connection& conn, int32_t batch_size,
     out.transitions.push_back(
       {rows->int64(i, event_id), rows->int64(i, id), rows->text(i, job),
        rows->text(i, queue), delivery_status::expired,
-       static_cast<int32_t>(rows->int64(i, attempts)), std::nullopt, std::nullopt});
+       static_cast<int32_t>(rows->int64(i, attempts)), std::nullopt, std::nullopt, {}});
   }
   return caf::none;
 }

@@ -180,6 +180,19 @@ CAF_TEST(kill -9 of the node leading a database moves its lead and loses nothing
     CAF_CHECK_EQUAL(count_in(db, "completed"), 60);
     CAF_CHECK_EQUAL(count_in(db, "pending") + count_in(db, "dispatched"), 0);
   }
+  // Delivery ids repeat across the databases: each lifecycle line says
+  // whose it is.
+  auto log = read_file(dir + "work.log");
+  for (auto& db : dbs) {
+    auto line = log.find(" database=" + db + "\n");
+    CAF_CHECK_NOT_EQUAL(line, std::string::npos);
+    if (line != std::string::npos) {
+      auto start = log.rfind('\n', line);
+      auto text = log.substr(start == std::string::npos ? 0 : start, line - start);
+      CAF_CHECK(text.find("event=published") != std::string::npos
+                || text.find("event=delivery_completed") != std::string::npos);
+    }
+  }
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -108,7 +108,7 @@ CAF_TEST(each step is sent to the lifecycle group as a typed event) {
   sched.run();
   auto c = claimed({1, 2});
   c.transitions.push_back({109, 9, "PublishStockJob", "stock.publish",
-                           delivery_status::expired, 2, std::nullopt, std::nullopt});
+                           delivery_status::expired, 2, std::nullopt, std::nullopt, {}});
   store->claims.push_back(c);
   publisher->statuses = {publish_status::confirmed, publish_status::nacked};
   auto d = spawn_dispatcher(manual_passes());

@@ -245,6 +245,36 @@ CAF_TEST(under sustained load the router stops its listener and restarts it afte
   stop(r);
 }
 
+CAF_TEST(a router that does not lead stops its watcher and starts it once it leads) {
+  const int n = listener_pause_after_passes;
+  auto view = std::make_shared<leadership_view>();
+  pass_settings s; // self-driven, idle 1 s
+  s.database = "orders";
+  s.leader = pass_leader{view, "router", "a:1"};
+  view->update({{"orders", {{"router", "b:2"}}}}, leadership_view::clock::now());
+  auto r = spawn_router(s);
+  auto l = sys.spawn(listen_probe, "listener");
+  auto& said = deref<caf::stateful_actor<listen_probe_state>>(l).state.said;
+  self->send(r, listener_atom::value, l);
+  self->send(r, wake_atom::value);
+  sched.run(); // the first pass, which does not lead
+  for (int i = 1; i < n; ++i) {
+    CAF_CHECK(said.empty());
+    view->update({{"orders", {{"router", "b:2"}}}}, leadership_view::clock::now());
+    CAF_CHECK_EQUAL(advance_time(milliseconds{1000}), 1u);
+    sched.run();
+  }
+  CAF_CHECK_EQUAL(said, std::vector<bool>{false});
+  CAF_CHECK_EQUAL(store->calls, 0);
+  // It leads now: its first pass waits for work and wants wake-ups.
+  view->update({{"orders", {{"router", "a:1"}}}}, leadership_view::clock::now());
+  CAF_CHECK_EQUAL(advance_time(milliseconds{1000}), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(store->calls, 1);
+  CAF_CHECK_EQUAL(said, (std::vector<bool>{false, true}));
+  stop(r);
+}
+
 CAF_TEST(a pass that waits for a wake up restarts the count of self paced passes) {
   const int n = listener_pause_after_passes;
   pass_settings s;

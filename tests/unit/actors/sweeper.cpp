@@ -44,8 +44,8 @@ CAF_TEST(the sweeper announces its transitions as lifecycle events) {
   auto rec = sys.spawn(lifecycle_recorder, "embedder");
   sched.run();
   auto r = swept(1, 0, 1, 1);
-  r.transitions.push_back({7, 70, "J", "q", delivery_status::failed, 3, std::nullopt, std::nullopt});
-  r.transitions.push_back({8, 80, "J", "q", delivery_status::expired, 1, std::nullopt, std::nullopt});
+  r.transitions.push_back({7, 70, "J", "q", delivery_status::failed, 3, std::nullopt, std::nullopt, {}});
+  r.transitions.push_back({8, 80, "J", "q", delivery_status::expired, 1, std::nullopt, std::nullopt, {}});
   store->sweeps.push_back(r);
   auto s = sys.spawn(sweeper, store, 100, manual_passes(), node_agent_actor{}, nullptr,
                      std::vector<std::string>{});
