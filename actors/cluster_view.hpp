@@ -104,7 +104,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, status_counts& x) {
   return f(caf::meta::type_name("status_counts"), x.unrouted_events,
            x.oldest_unrouted_age_seconds, x.per_status,
-           x.oldest_open_age_seconds, x.per_queue, x.paused);
+           x.oldest_open_age_seconds, x.per_queue, x.paused, x.connections);
 }
 
 template <class Inspector>

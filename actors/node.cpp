@@ -10,6 +10,7 @@
 #include "core/base/logging.hpp"
 #include "core/base/text.hpp"
 #include "core/domain/ready_notice.hpp"
+#include "core/pg/pg_connection.hpp"
 
 namespace outbox {
 
@@ -73,6 +74,9 @@ node::start(caf::actor_system& sys, const cluster_config& all,
   b.pass.idle = std::chrono::seconds{settings.sleep_seconds};
   b.pass.self_driven = !settings.once;
   b.info.name = node_name(settings.identity);
+  // Each connection says whose it is: the status view counts them per
+  // node and database (one name per process: the last node started).
+  set_fallback_application_name("outboxd " + b.info.name);
   b.info.roles = role_names(settings.roles);
   if (settings.has_queue_roles())
     b.info.queues = settings.queues;

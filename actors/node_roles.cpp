@@ -64,8 +64,8 @@ caf::error spawn_status(node_bootstrap& b) {
   for (auto& cfg : b.all.databases)
     stores.push_back({cfg.database, std::make_shared<db_status_store>(
                                       cfg.database_url, cfg.names)});
-  b.actors.status = b.sys.spawn<caf::detached>(status, std::move(stores),
-                                               b.all.named);
+  // Its counts readers block on their databases; it never does.
+  b.actors.status = b.sys.spawn(status, std::move(stores), b.all.named, true);
   auto& listen = b.settings.listen;
   if (!listen)
     return caf::none;
@@ -251,16 +251,15 @@ void spawn_sweeper(node_bootstrap& b, const config& cfg) {
 }
 
 /// Retention goes with the sweeper: every such node runs it, the one that
-/// holds the retention lock deletes (actors/retention.hpp).
+/// holds the retention lock deletes (actors/retention.hpp). With several
+/// databases it follows the sweeper's leader, and a node that does not
+/// lead lets go of the lock (retention_role::stand_aside).
 void spawn_retention(node_bootstrap& b, const config& cfg) {
   if (!cfg.retention.enabled)
     return;
   auto store = std::make_shared<db_retention_store>(cfg.database_url, cfg.names);
-  // Retention elects its own leader per database, by a session lock it
-  // holds while it leads (actors/retention.hpp): gating its passes would
-  // leave a lock held by a node that no longer runs them.
   auto r = b.sys.spawn<caf::detached>(retention, store, cfg.retention,
-                                      pass_of(b, cfg), b.actors.agent);
+                                      pass_of(b, cfg, "sweeper"), b.actors.agent);
   b.actors.retentions.push_back(r);
   b.info.actors.push_back({actor_name(b, "retention", cfg), "retention", "", r});
 }

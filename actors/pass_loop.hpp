@@ -61,6 +61,9 @@ class pass_role {
 public:
   virtual ~pass_role() = default;
   virtual pass_outcome pass() = 0;
+  /// Called in place of a pass while this node does not lead the role for
+  /// its database: a role that holds what the leader needs lets go of it.
+  virtual void stand_aside() {}
 };
 
 /// Who may run an actor's passes where one node leads them per database
@@ -144,6 +147,8 @@ pass_outcome run_pass(Self* self) {
   // A node that does not lead looks again after its idle sleep; what its
   // figures say (passes, connected, the last pass) stays its last real
   // pass's, which the leader assignment reads.
+  if (!leads)
+    st.role->stand_aside();
   if (leads) {
     out = st.role->pass();
     out.latencies["pass"].push_back(

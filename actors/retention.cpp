@@ -37,6 +37,15 @@ public:
     return out;
   }
 
+  // Another node leads this database's sweeping, and so its retention:
+  // the lock goes with the connection, for that node's retention to take.
+  void stand_aside() override {
+    store_->step_down();
+    if (leading_)
+      logger("retention")->info("event=retention_lead_released");
+    leading_ = false;
+  }
+
 private:
   // One batch per final status with a window, then one of old quarantined
   // events: a pass stays short, and a full batch asks for the next at once.

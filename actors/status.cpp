@@ -1,5 +1,6 @@
 #include "actors/status.hpp"
 
+#include <optional>
 #include <set>
 
 #include "actors/join_rules.hpp"
@@ -135,8 +136,8 @@ leader_map leaders_of(const status_state& st) {
   if (!st.named)
     return {};
   std::vector<std::string> dbs;
-  for (auto& s : st.stores)
-    dbs.push_back(s.database);
+  for (auto& d : st.databases)
+    dbs.push_back(d.name);
   std::vector<leader_candidate> nodes;
   for (auto& [name, n] : st.nodes) {
     leader_candidate c{name, n.info.roles, n.info.databases, n.view.up, {}};
@@ -159,32 +160,87 @@ leader_map leaders_of(const status_state& st) {
 
 namespace {
 
-cluster_status snapshot(self_ptr self) {
+cluster_status build_view(self_ptr self, int64_t asked_ms) {
   cluster_status out;
   out.now_ms = now_ms();
-  if (self->state.stores.empty()) {
+  if (self->state.databases.empty()) {
     database_status none;
     none.error = "this status node has no database connection";
     out.databases.push_back(std::move(none));
   }
-  // One after the other: a database that is down costs the answer its
-  // connect timeout, not the other databases' counts.
   auto leaders = leaders_of(self->state);
-  for (auto& [name, store] : self->state.stores) {
-    database_status db;
-    db.name = name;
-    db.leaders = leaders[name];
-    if (auto counts = store->read()) {
-      db.ok = true;
-      db.counts = std::move(*counts);
-    } else {
-      db.error = render(counts.error());
-    }
+  for (auto& d : self->state.databases) {
+    auto db = d.cache.shown(d.name, asked_ms, out.now_ms);
+    db.leaders = leaders[d.name];
     out.databases.push_back(std::move(db));
   }
   for (auto& [_, n] : self->state.nodes)
     out.nodes.push_back(n.view);
   return out;
+}
+
+// Answers every waiting request whose reads are all in, and the one whose
+// wait is over, `due` (its databases without counts say why).
+void answer_waiting(self_ptr self, std::optional<uint64_t> due = std::nullopt) {
+  auto& waiting = self->state.waiting;
+  for (auto it = waiting.begin(); it != waiting.end();) {
+    bool all_in = true;
+    for (auto& d : self->state.databases)
+      all_in = all_in && d.cache.fresh_for(it->asked_ms);
+    if (all_in || it->id == due) {
+      it->promise.deliver(build_view(self, it->asked_ms));
+      it = waiting.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// Starts a read of database `i` unless one runs; then one more is due.
+void read_counts(self_ptr self, size_t i) {
+  auto& d = self->state.databases[i];
+  if (d.cache.reading) {
+    d.read_again = true;
+    return;
+  }
+  d.cache.reading = true;
+  d.cache.reading_since_ms = now_ms();
+  d.read_again = false;
+  auto ended = [self, i](database_status s) {
+    auto& d = self->state.databases[i];
+    d.cache.reading = false;
+    d.cache.last = std::move(s);
+    d.cache.last_started_ms = d.cache.reading_since_ms;
+    d.cache.last_ended_ms = now_ms();
+    if (d.read_again)
+      read_counts(self, i);
+    answer_waiting(self);
+  };
+  // No timeout: the answer waits at most answer_wait_ms; the read ends
+  // when its database answers or its connect times out.
+  self->request(d.reader, caf::infinite, status_atom::value)
+    .then([ended](database_status& s) { ended(std::move(s)); },
+          [self, i, ended](caf::error&) {
+            database_status s;
+            s.name = self->state.databases[i].name;
+            s.error = "its counts reader ended";
+            ended(std::move(s));
+          });
+}
+
+// One read per database that begins after this ask; the answer comes when
+// all are in, or after answer_wait_ms with what is there.
+caf::result<cluster_status> snapshot(self_ptr self) {
+  auto asked = now_ms();
+  for (size_t i = 0; i < self->state.databases.size(); ++i)
+    read_counts(self, i);
+  auto rp = self->make_response_promise<cluster_status>();
+  auto id = ++self->state.last_answer_id;
+  self->state.waiting.push_back({rp, asked, id});
+  self->delayed_send(self, std::chrono::milliseconds{counts_cache::answer_wait_ms},
+                     tick_atom::value, id);
+  answer_waiting(self); // no database: at once
+  return rp;
 }
 
 // How long the status node waits for a drained node's agent to answer.
@@ -240,8 +296,18 @@ caf::result<std::string> on_drain(self_ptr self, const std::string& name) {
 
 status_actor::behavior_type status(status_actor::stateful_pointer<status_state> self,
                                    std::vector<named_status_store> stores,
-                                   bool named) {
-  self->state.stores = std::move(stores);
+                                   bool named, bool detached_reads) {
+  for (auto& s : stores) {
+    status_state::database_record d;
+    d.name = s.database;
+    // Linked: the readers end with the status actor (a read under way
+    // first ends with its database's answer or connect timeout).
+    d.reader = detached_reads
+                 ? self->spawn<caf::detached + caf::linked>(counts_reader, s.database,
+                                                            s.store)
+                 : self->spawn<caf::linked>(counts_reader, s.database, s.store);
+    self->state.databases.push_back(std::move(d));
+  }
   self->state.named = named;
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
   return {
@@ -265,6 +331,9 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
       }
     },
     [self](status_atom) { return snapshot(self); },
+    // An answer's deadline (from anyone else, at worst an early answer
+    // whose slow databases say they are being read).
+    [self](tick_atom, uint64_t id) { answer_waiting(self, id); },
     [self](liveness_atom) { return results_liveness_of(self->state, now_ms()); },
     [self](leaders_atom) { return leaders_of(self->state); },
     [self](drain_atom, const std::string& name) { return on_drain(self, name); },

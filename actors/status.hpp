@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "actors/status_actor.hpp"
+#include "actors/status_counts.hpp"
 #include "core/domain/stores.hpp"
 
 namespace outbox {
@@ -27,8 +28,25 @@ struct status_state {
     node_view view;
     int64_t heard_ms = 0; ///< when its agent last sent anything
   };
-  /// Each database's counts, by the config's name; none: no counts.
-  std::vector<named_status_store> stores;
+  /// One database of the view: its reader and what it last read.
+  struct database_record {
+    std::string name;
+    counts_reader_actor reader;
+    counts_cache cache;
+    /// Answers wait for a read that began after them: one more is due
+    /// once the running read ends.
+    bool read_again = false;
+  };
+  /// A status answer waiting for reads that began after it asked.
+  struct waiting_answer {
+    caf::typed_response_promise<cluster_status> promise;
+    int64_t asked_ms = 0;
+    uint64_t id = 0; ///< its deadline's tick says which
+  };
+  uint64_t last_answer_id = 0;
+  /// Each database of the config, by its name; none: no counts.
+  std::vector<database_record> databases;
+  std::vector<waiting_answer> waiting;
   /// The config names its databases (`databases`): each has one leader
   /// per led role (leaders_of).
   bool named = false;
@@ -36,11 +54,14 @@ struct status_state {
   static const char* name;
 };
 
-/// Spawn with caf::detached when the stores are databases (reads block).
-/// A database that cannot be read shows its error; the others their counts.
+/// Each store is read by a counts reader of its own, detached with
+/// `detached_reads` (a database's reads block; tests run them on the test
+/// scheduler). A database that cannot be read shows its error, one that
+/// does not answer within counts_cache::answer_wait_ms says so; the others
+/// show their counts.
 status_actor::behavior_type status(status_actor::stateful_pointer<status_state> self,
                                    std::vector<named_status_store> stores,
-                                   bool named);
+                                   bool named, bool detached_reads);
 
 /// Per queue, milliseconds since a result handler of it that is up, on a
 /// node that is up, was last heard from (the freshest such); queues with

@@ -29,6 +29,7 @@ using status_actor = caf::typed_actor<
   caf::reacts_to<lifecycle_atom, std::string, std::map<std::string, int64_t>>,
   caf::reacts_to<wakeup_atom, std::string, std::string>,
   caf::replies_to<status_atom>::with<cluster_status>,
+  caf::reacts_to<tick_atom, uint64_t>,
   caf::replies_to<liveness_atom>::with<std::map<std::string, int64_t>>,
   caf::replies_to<leaders_atom>::with<leader_map>,
   caf::replies_to<drain_atom, std::string>::with<std::string>>;

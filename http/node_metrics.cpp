@@ -277,6 +277,12 @@ void cluster(prometheus_text& t, const cluster_status& c) {
       t.sample(with_database(*db, {{"queue", queue}}), q.oldest_open_age_seconds);
   ordered_keys(t, dbs);
   pauses(t, dbs);
+  t.family("outbox_database_connections", kind::gauge,
+           "The relay's connections to the database as it counts them, by "
+           "database and node.");
+  for (auto* db : dbs)
+    for (auto& [node, n] : db->counts.connections)
+      t.sample(with_database(*db, {{"node", node}}), double(n));
 }
 
 // Every kind gets a sample (0 until one happens), so that a rate() of a

@@ -124,6 +124,8 @@ struct database_doc {
   omittable<count_map> deliveries;
   omittable<double> oldest_open_age_seconds;
   omittable<std::map<std::string, queue_json>> queues;
+  /// node -> its connections to this database.
+  omittable<count_map> connections;
   /// role -> leading node, in a cluster of several databases.
   omittable<std::map<std::string, std::string>> leaders;
 };
@@ -135,7 +137,8 @@ bool inspect(Inspector& f, database_doc& x) {
            field("oldestUnroutedAgeSeconds", x.oldest_unrouted_age_seconds),
            field("deliveries", x.deliveries),
            field("oldestOpenAgeSeconds", x.oldest_open_age_seconds),
-           field("queues", x.queues), field("leaders", x.leaders));
+           field("queues", x.queues), field("connections", x.connections),
+           field("leaders", x.leaders));
 }
 
 // A cluster of one database keeps its side at the top level (as before
@@ -147,6 +150,7 @@ struct status_json_doc {
   omittable<count_map> deliveries;
   omittable<double> oldest_open_age_seconds;
   omittable<std::map<std::string, queue_json>> queues;
+  omittable<count_map> connections;
   omittable<std::map<std::string, database_doc>> databases;
   omittable<std::map<std::string, std::string>> leaders;
   omittable<std::vector<node_json>> nodes;
@@ -159,7 +163,8 @@ bool inspect(Inspector& f, status_json_doc& x) {
            field("oldestUnroutedAgeSeconds", x.oldest_unrouted_age_seconds),
            field("deliveries", x.deliveries),
            field("oldestOpenAgeSeconds", x.oldest_open_age_seconds),
-           field("queues", x.queues), field("databases", x.databases),
+           field("queues", x.queues), field("connections", x.connections),
+           field("databases", x.databases),
            field("leaders", x.leaders), field("nodes", x.nodes));
 }
 
@@ -196,6 +201,7 @@ void add_counts(const status_counts& c, database_doc& doc) {
     (*doc.queues)[q] = {every_status(qc.per_status), qc.oldest_open_age_seconds,
                         qc.blocked_keys, qc.longest_held_key_seconds,
                         pause_of(c, q)};
+  doc.connections = c.connections;
 }
 
 database_doc database_of(const database_status& db) {
@@ -222,6 +228,7 @@ std::string status_json(const cluster_status& s, bool with_nodes) {
     doc.deliveries = one.deliveries;
     doc.oldest_open_age_seconds = one.oldest_open_age_seconds;
     doc.queues = one.queues;
+    doc.connections = one.connections;
     doc.leaders = one.leaders;
   } else {
     doc.databases.emplace();

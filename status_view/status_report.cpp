@@ -125,6 +125,16 @@ void write_database(std::ostringstream& out, const database_status& db) {
   for (auto& st : delivery_statuses())
     out << " " << st << " " << count(c.per_status, st);
   out << "\noldest open delivery: " << age(c.oldest_open_age_seconds) << "\n";
+  int64_t connections = 0;
+  for (auto& [_, n] : c.connections)
+    connections += n;
+  out << "relay connections: " << connections;
+  const char* sep = " (";
+  for (auto& [node, n] : c.connections) {
+    out << sep << node << " " << n;
+    sep = ", ";
+  }
+  out << (c.connections.empty() ? "\n" : ")\n");
   out << "\n" << pad("queue", 24);
   for (auto& st : delivery_statuses())
     out << pad(st, 10);

@@ -63,6 +63,10 @@ public:
   /// cannot be reached (the lead is lost with the connection).
   virtual caf::expected<bool> lead() = 0;
 
+  /// Lets go of the lock, if held, and of the connection: the status node
+  /// gave this database's retention to another node (many databases).
+  virtual void step_down() = 0;
+
   /// Deletes up to `batch` deliveries of the final `status` that finished
   /// more than `hours` ago from the deliveries table, and the events left
   /// without deliveries by it. (Completions in the completion log go with

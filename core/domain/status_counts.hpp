@@ -39,6 +39,10 @@ struct status_counts {
   std::map<std::string, queue_counts> per_queue;
   /// The queues paused now, by name.
   std::map<std::string, queue_pause> paused;
+  /// Each relay node's connections to this database, as the database
+  /// counts them (pg_stat_activity): by the node's name, from the
+  /// application_name `outboxd <node>` its connections report.
+  std::map<std::string, int64_t> connections;
 };
 
 } // namespace outbox

@@ -40,6 +40,12 @@ caf::expected<bool> db_retention_store::lead() {
   return took;
 }
 
+void db_retention_store::step_down() {
+  // Closing the session releases its advisory lock with it.
+  conn_.reset();
+  leader_ = false;
+}
+
 caf::expected<deleted_rows>
 db_retention_store::delete_finished(delivery_status status, double hours,
                                     int32_t batch) {

@@ -20,6 +20,7 @@ public:
   db_retention_store(std::string url, const schema_names& names);
 
   caf::expected<bool> lead() override;
+  void step_down() override;
   caf::expected<deleted_rows> delete_finished(delivery_status status,
                                               double hours,
                                               int32_t batch) override;

@@ -1,6 +1,8 @@
 #include "core/pg/pg_connection.hpp"
 
+#include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <set>
 
 #include <libpq-events.h>
@@ -109,8 +111,32 @@ std::string tls_hint(PGconn* c) {
 
 } // namespace
 
+namespace {
+
+std::mutex fallback_name_mutex;
+std::string fallback_name;
+
+std::string fallback_application_name() {
+  std::lock_guard<std::mutex> guard{fallback_name_mutex};
+  return fallback_name;
+}
+
+} // namespace
+
+void set_fallback_application_name(const std::string& name) {
+  std::lock_guard<std::mutex> guard{fallback_name_mutex};
+  fallback_name = name;
+}
+
 caf::expected<pg_connection> pg_connection::connect(const std::string& url) {
-  PGconn* c = PQconnectdb(url.c_str());
+  // The URL is expanded in place of dbname; libpq's own
+  // fallback_application_name yields to an application_name of the URL or
+  // of PGAPPNAME.
+  auto name = fallback_application_name();
+  const char* keys[] = {"fallback_application_name", "dbname", nullptr};
+  const char* values[] = {name.c_str(), url.c_str(), nullptr};
+  PGconn* c = name.empty() ? PQconnectdb(url.c_str())
+                           : PQconnectdbParams(keys, values, /*expand_dbname*/ 1);
   if (c == nullptr)
     return make_error(errc::database_unavailable, "out of memory");
   PQsetNoticeProcessor(c, ignore_notice, nullptr);
@@ -313,6 +339,10 @@ std::vector<int32_t> parse_pg_int_array(const std::string& text) {
   if (!num.empty())
     out.push_back(std::stoi(num));
   return out;
+}
+
+void bound_connect_timeout() {
+  setenv("PGCONNECT_TIMEOUT", "10", /*overwrite*/ 0);
 }
 
 } // namespace outbox

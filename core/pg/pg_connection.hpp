@@ -129,4 +129,16 @@ std::string pg_int_array(const std::vector<int64_t>& xs);
 /// Parses a libpq int[] text ("{60,120}") into numbers.
 std::vector<int32_t> parse_pg_int_array(const std::string& text);
 
+/// The application_name this process's connections report when neither
+/// their URL nor PGAPPNAME sets one. outboxd sets `outboxd <node name>`
+/// so that the status view can count each node's connections to each
+/// database (status_repository). Empty (the default): none.
+void set_fallback_application_name(const std::string& name);
+
+/// libpq waits for a silent database server without a limit unless the URL
+/// sets connect_timeout. A program calls this first thing in main (it sets
+/// an environment variable: before any thread) to bound every connect at
+/// 10 s; an explicit connect_timeout or PGCONNECT_TIMEOUT still wins.
+void bound_connect_timeout();
+
 } // namespace outbox

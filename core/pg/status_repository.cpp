@@ -52,6 +52,13 @@ status_repository::status_repository(schema_names n)
         + parked_sql + ")), 0) FROM {{deliveries}} WHERE " + ordered_index_sql
         + " GROUP BY queue",
       n)),
+    // The relay's connections to this database, by node: outboxd names
+    // them `outboxd <node>` (set_fallback_application_name). Other
+    // sessions' application_name is readable without extra privileges.
+    connections_sql_(
+      "SELECT substr(application_name, 9), count(*) FROM pg_stat_activity"
+      " WHERE datname = current_database() AND application_name LIKE 'outboxd %'"
+      " GROUP BY 1 ORDER BY 1"),
     pauses_(n) {
 }
 
@@ -68,11 +75,15 @@ caf::expected<status_counts> status_repository::read(pg_connection& conn) {
   auto paused = keys ? pauses_.paused(conn)
                      : caf::expected<std::map<std::string, queue_pause>>{
                        keys.error()};
+  auto connections = paused ? conn.exec_prepared("status_connections", connections_sql_)
+                            : caf::expected<pg_rows>{paused.error()};
   conn.rollback();
-  if (!paused)
-    return paused.error();
+  if (!connections)
+    return connections.error();
   status_counts out;
   out.paused = std::move(*paused);
+  for (int i = 0; i < connections->size(); ++i)
+    out.connections[connections->text(i, 0)] = connections->int64(i, 1);
   out.unrouted_events = events->int64(0, 0);
   out.oldest_unrouted_age_seconds = std::stod(events->text(0, 1));
   add_zeros(out.per_status);

@@ -25,7 +25,7 @@ public:
   caf::expected<status_counts> read(pg_connection& conn);
 
 private:
-  std::string events_sql_, deliveries_sql_, keys_sql_;
+  std::string events_sql_, deliveries_sql_, keys_sql_, connections_sql_;
   pause_repository pauses_;
 };
 

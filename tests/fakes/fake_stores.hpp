@@ -206,7 +206,11 @@ private:
 class status_store : public outbox::status_store {
 public:
   caf::expected<status_counts> next = status_counts{};
-  caf::expected<status_counts> read() override { return next; }
+  int reads = 0;
+  caf::expected<status_counts> read() override {
+    ++reads;
+    return next;
+  }
 };
 
 /// The listeners a notice_listener_factory hands out, scripted by the test.

@@ -115,6 +115,37 @@ struct fixture : cluster_fixture {
     return out;
   }
 
+  // Each database's retention is done where its sweeping leads: the
+  // leader's retention actor took the retention lock (which the others
+  // let go of, or never took), and no other node's retention leads it.
+  bool retention_follows_sweepers() {
+    auto [rc, text] = run_command(std::string{OUTBOXCTL_PATH}
+                                  + " status --json --connect 127.0.0.1:"
+                                  + status_port);
+    rapidjson::Document doc;
+    if (rc != 0 || doc.Parse(text.c_str()).HasParseError() || !doc.IsObject()
+        || !doc.HasMember("databases") || !doc.HasMember("nodes"))
+      return false;
+    for (auto& db : dbs) {
+      auto& d = doc["databases"][db.c_str()];
+      if (!d.HasMember("leaders") || !d["leaders"].HasMember("sweeper"))
+        return false;
+      std::string leader = d["leaders"]["sweeper"].GetString();
+      auto actor = "retention@" + db;
+      for (auto& n : doc["nodes"].GetArray())
+        for (auto& a : n["actors"].GetArray()) {
+          if (a["name"].GetString() != actor)
+            continue;
+          bool took = a["counters"].HasMember("took_lead");
+          bool leads = a["gauges"].HasMember("leader")
+                       && a["gauges"]["leader"].GetInt64() == 1;
+          if (n["name"].GetString() == leader ? !(took && leads) : leads)
+            return false;
+        }
+    }
+    return true;
+  }
+
   // The leader node whose name (host:pid) ends with the child's pid.
   size_t index_of(const std::string& node) {
     for (size_t i = 0; i < leaders.size(); ++i) {
@@ -146,6 +177,8 @@ CAF_TEST(kill -9 of the node leading a database moves its lead and loses nothing
       nodes.insert(node);
     return lead.size() == 3 && nodes.size() == 3;
   }, std::chrono::seconds{60}));
+  CAF_CHECK(wait_until([&] { return retention_follows_sweepers(); },
+                       std::chrono::seconds{60}));
   for (auto& db : dbs)
     publish_to(db, 30);
   CAF_REQUIRE(wait_until([&] {

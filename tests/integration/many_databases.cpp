@@ -10,6 +10,7 @@
 #include "core/pg/migrations.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/test_worker.hpp"
+#include "tests/support/silent_server.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -114,6 +115,15 @@ CAF_TEST(one node serves two databases and a shared queue completes both) {
   CAF_CHECK_EQUAL(s.databases[1].name, "orders");
   CAF_CHECK_EQUAL(s.databases[1].counts.per_queue.at(own).per_status.at("completed"),
                   n);
+  // And the node's connections as the database counts them, within the
+  // documented bound: 5 + 3 x Q per database it serves and one of the
+  // status node's. Both outboxes live in one database here, so each
+  // shows the sum of both (read a moment apart).
+  auto name = s.nodes.at(0).name;
+  auto held = s.databases[1].counts.connections[name];
+  CAF_CHECK_GREATER(held, 0);
+  CAF_CHECK_LESS_OR_EQUAL(held, (5 + 3 * 2) + (5 + 3 * 1) + 2);
+  CAF_CHECK_GREATER(s.databases[0].counts.connections[name], 0);
   // Each database has its own router, and the shared queue one handler.
   std::set<std::string> names;
   CAF_REQUIRE_EQUAL(s.nodes.size(), 1u);
@@ -156,6 +166,50 @@ CAF_TEST(a database that cannot be reached leaves the other one working) {
   CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
   CAF_CHECK(!s.databases[0].ok);
   CAF_CHECK(s.databases[1].ok);
+}
+
+CAF_TEST(a database host that never answers holds up neither the status nor the other) {
+  silent_server silent;
+  CAF_REQUIRE_NOT_EQUAL(silent.port(), 0);
+  auto all = two_databases();
+  // billing's host takes connections and says nothing: each connect of its
+  // actors and of its counts reader waits out the timeout, longer than a
+  // status request waits (5 s).
+  for (auto& cfg : all.databases)
+    if (cfg.database == "billing")
+      cfg.database_url = "postgresql://nobody@127.0.0.1:" + std::to_string(silent.port())
+                         + "/none?connect_timeout=8";
+  running_node node{all};
+  test_worker mail{amqp_url(), shared, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  test_worker pack{amqp_url(), own, [](const job_seen&, int) {
+                     return answer::completed;
+                   }};
+  for (int i = 0; i < 10; ++i)
+    publish("e", "{}");
+  CAF_REQUIRE(wait_until([&] { return count_status("completed") == 20; }));
+  // The answer comes while billing's read hangs: orders' counts, and
+  // billing's reason.
+  auto s = node.status();
+  CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
+  CAF_CHECK_EQUAL(s.databases[0].name, "billing");
+  CAF_CHECK(!s.databases[0].ok);
+  CAF_CHECK_NOT_EQUAL(s.databases[0].error.find("slow or unreachable"),
+                      std::string::npos);
+  CAF_CHECK(s.databases[1].ok);
+  CAF_CHECK_EQUAL(s.databases[1].counts.per_status["completed"], 20);
+  // And so do the leaders, which every node's agent asks for each 500 ms
+  // with 2 s to answer.
+  auto hdl = node.sys->middleman().remote_actor<status_actor>("127.0.0.1",
+                                                             node.n->status_port());
+  CAF_REQUIRE(hdl);
+  caf::scoped_actor self{*node.sys};
+  bool answered = false;
+  self->request(*hdl, std::chrono::seconds{2}, leaders_atom::value)
+    .receive([&](leader_map& m) { answered = m.count("orders") == 1; },
+             [&](caf::error&) {});
+  CAF_CHECK(answered);
 }
 
 CAF_TEST(two nodes each serving one database share a queue and lose no result) {

@@ -5,14 +5,12 @@
 #include <cstdio>
 #include <fstream>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "core/pg/migrations.hpp"
 #include "tests/integration/child_process.hpp"
 #include "tests/integration/help_checks.hpp"
 #include "tests/integration/test_services.hpp"
+#include "tests/support/silent_server.hpp"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -42,26 +40,6 @@ std::string write_config(const std::string& path, const std::string& prefix,
       << " \"routes\": " << routes << "}\n";
   return path;
 }
-
-// A TCP server that accepts (the kernel does, from its backlog) and never
-// says a word: a wrong port, a hung node.
-struct silent_server {
-  int fd = -1;
-  uint16_t port = 0;
-
-  silent_server() {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CAF_REQUIRE_EQUAL(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    CAF_REQUIRE_EQUAL(listen(fd, 16), 0);
-    socklen_t len = sizeof(addr);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    port = ntohs(addr.sin_port);
-  }
-  ~silent_server() { close(fd); }
-};
 
 /// Runs outboxctl, killed after 60 s so that a hang fails the test instead
 /// of stalling it; returns the result and the seconds it took.
@@ -183,7 +161,8 @@ CAF_TEST(status without a reachable status node fails clearly) {
 
 CAF_TEST(a server that accepts and never answers is given up on clearly) {
   silent_server silent;
-  auto where = "127.0.0.1:" + std::to_string(silent.port);
+  CAF_REQUIRE_NOT_EQUAL(silent.port(), 0);
+  auto where = "127.0.0.1:" + std::to_string(silent.port());
   auto [cluster, cluster_s] = run_bounded("status --connect " + where);
   CAF_CHECK_EQUAL(cluster.status, 1);
   CAF_CHECK_NOT_EQUAL(cluster.output.find(where + " accepted the connection but did "
@@ -194,7 +173,7 @@ CAF_TEST(a server that accepts and never answers is given up on clearly) {
   auto path = "/tmp/" + unique_prefix() + "silent.json";
   {
     std::ofstream out{path};
-    out << "{\"databaseUrl\": \"host=127.0.0.1 port=" << silent.port
+    out << "{\"databaseUrl\": \"host=127.0.0.1 port=" << silent.port()
         << " user=postgres dbname=postgres\", \"routes\": {}}\n";
   }
   auto [db, db_s] = run_bounded("status --db --config " + path);

@@ -57,7 +57,8 @@ void scraper::scrape_once(uint16_t port) {
   if (res && res->status == 200) {
     ++figures_.scrapes;
     total_ms_ += ms;
-  } else {
+    answered_.insert(port);
+  } else if (answered_.count(port)) {
     ++figures_.failures;
   }
 }

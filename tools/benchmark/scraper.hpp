@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -17,7 +18,9 @@ namespace outbox::bench {
 /// What the scrapes saw.
 struct scrape_figures {
   int64_t scrapes = 0;  ///< GETs answered 200
-  int64_t failures = 0; ///< GETs not answered, or answered otherwise
+  /// GETs not answered, or answered otherwise, by a node that had
+  /// answered before (one still starting its endpoint is no failure).
+  int64_t failures = 0;
   double mean_ms = 0;   ///< mean time of an answered GET
 };
 
@@ -44,6 +47,7 @@ private:
   std::condition_variable wake_;
   bool stopping_ = false;
   scrape_figures figures_;
+  std::set<uint16_t> answered_; ///< ports that answered once
   double total_ms_ = 0;
   std::thread thread_;
 };

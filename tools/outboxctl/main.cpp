@@ -44,8 +44,6 @@ namespace {
 constexpr int exit_usage = 2;   // bad flags or config
 constexpr int exit_failure = 1; // the database refused or is unreachable
 
-constexpr const char* db_connect_timeout = "10"; // seconds, libpq's default
-
 constexpr const char* usage = "usage: outboxctl migrate --config FILE\n"
                               "       outboxctl status [--connect HOST:PORT] "
                               "[--json]\n"
@@ -321,10 +319,7 @@ load_databases(const std::string& verb, const ctl_config& opts, bool& named) {
 } // namespace
 
 int main(int argc, char** argv) {
-  // libpq waits for a silent database server without a limit unless the
-  // URL sets connect_timeout; this default bounds it (an explicit
-  // connect_timeout or PGCONNECT_TIMEOUT still wins).
-  setenv("PGCONNECT_TIMEOUT", db_connect_timeout, /*overwrite*/ 0);
+  outbox::bound_connect_timeout();
   ctl_config opts;
   if (auto err = opts.parse_args(argc, argv); !err.empty()) {
     std::cerr << "outboxctl: " << err << "\n";

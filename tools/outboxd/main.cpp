@@ -14,6 +14,7 @@
 #include "actors/message_types.hpp"
 #include "actors/node.hpp"
 #include "actors/node_tls.hpp"
+#include "core/pg/pg_connection.hpp"
 #include "core/base/errors.hpp"
 #include "core/base/logging.hpp"
 #include "core/config/config.hpp"
@@ -230,6 +231,9 @@ start_http(caf::actor_system& sys, const startup& start, const outbox::node& n) 
 } // namespace
 
 int main(int argc, char** argv) {
+  // A database host that takes connections and never answers would hold
+  // each of the node's actors that connects to it (and its stop) for good.
+  outbox::bound_connect_timeout();
   // Blocked before CAF starts its threads, so only sigwait sees them.
   sigset_t sigs;
   sigemptyset(&sigs);

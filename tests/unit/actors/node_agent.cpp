@@ -17,7 +17,7 @@ struct fixture : actor_fixture {
     status,
     std::vector<named_status_store>{
       {"default", std::make_shared<fakes::status_store>()}},
-    false);
+    false, false);
   node_agent_actor agent;
 
   node_agent_state& agent_state() {

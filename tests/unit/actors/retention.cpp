@@ -27,6 +27,9 @@ struct fake_retention_store : retention_store {
     return leads;
   }
 
+  int step_downs = 0;
+  void step_down() override { ++step_downs; }
+
   caf::expected<deleted_rows> delete_finished(delivery_status status,
                                               double hours, int32_t) override {
     asked.push_back(std::string{to_string(status)} + " "
@@ -94,6 +97,28 @@ CAF_TEST(the leader deletes each final status by its window and counts it) {
   CAF_CHECK_EQUAL(m.counters["deleted_completed"], 5);
   CAF_CHECK_EQUAL(m.counters["deleted_expired"], 2);
   CAF_CHECK_EQUAL(m.counters["took_lead"], 1);
+}
+
+CAF_TEST(retention follows the leader of sweeping and lets go of its lock elsewhere) {
+  auto view = std::make_shared<leadership_view>();
+  auto s = manual_passes();
+  s.database = "orders";
+  s.leader = pass_leader{view, "sweeper", "a:1"};
+  store->finished[delivery_status::completed].push_back({5, 3});
+  auto r = sys.spawn(retention, store, policy, s, node_agent_actor{});
+  // Another node leads: no lock is taken, none is kept, nothing deleted.
+  view->update({{"orders", {{"sweeper", "b:2"}}}}, leadership_view::clock::now());
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_CHECK_EQUAL(store->step_downs, 1);
+  CAF_CHECK(store->asked.empty());
+  // This node leads: it takes the lock and deletes.
+  view->update({{"orders", {{"sweeper", "a:1"}}}}, leadership_view::clock::now());
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 8);
+  CAF_CHECK_EQUAL(pass_state_of(r).metrics.counters["took_lead"], 1);
+  // The lead moves on: this node lets go at its next pass.
+  view->update({{"orders", {{"sweeper", "b:2"}}}}, leadership_view::clock::now());
+  CAF_CHECK_EQUAL(request<int64_t>(r, once_atom::value), 0);
+  CAF_CHECK_EQUAL(store->step_downs, 2);
 }
 
 CAF_TEST(an emptied partition of the ring counts its rows with the completed) {

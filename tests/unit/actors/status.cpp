@@ -16,7 +16,7 @@ struct fixture : actor_fixture {
   std::shared_ptr<fakes::status_store> store
     = std::make_shared<fakes::status_store>();
   status_actor st = sys.spawn(status, std::vector<named_status_store>{{"default", store}},
-                              false);
+                              false, false);
   node_agent_actor agent = sys.spawn(agent_probe, "agent");
   pass_actor disp = sys.spawn(wake_counter, "dispatcher");
   pass_actor results = sys.spawn(wake_counter, "dispatcher");
@@ -300,7 +300,7 @@ CAF_TEST(each database shows its own counts or its own error) {
   auto two = sys.spawn(status,
                        std::vector<named_status_store>{{"billing", billing},
                                                        {"orders", store}},
-                       true);
+                       true, false);
   auto s = request<cluster_status>(two, status_atom::value);
   CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
   CAF_CHECK_EQUAL(s.databases[0].name, "billing");
@@ -309,6 +309,93 @@ CAF_TEST(each database shows its own counts or its own error) {
   CAF_CHECK(s.databases[1].ok);
   CAF_CHECK_EQUAL(s.databases[1].counts.unrouted_events, 2);
   self->send_exit(two, caf::exit_reason::user_shutdown);
+}
+
+CAF_TEST(a database that does not answer holds up neither the view nor the others) {
+  auto billing = std::make_shared<fakes::status_store>();
+  status_counts counts;
+  counts.unrouted_events = 2;
+  store->next = counts;
+  billing->next = counts;
+  auto two = sys.spawn(status,
+                       std::vector<named_status_store>{{"billing", billing},
+                                                       {"orders", store}},
+                       true, false);
+  sched.run(); // it starts, and spawns its readers
+  auto& state = deref<status_actor::stateful_base<status_state>>(two).state;
+  auto billing_reader = caf::actor_cast<caf::actor>(state.databases.at(0).reader);
+  auto orders_reader = caf::actor_cast<caf::actor>(state.databases.at(1).reader);
+  auto asker = caf::scoped_actor{sys};
+  asker->send(two, status_atom::value);
+  sched.prioritize(two);
+  sched.run_once(); // both reads asked for
+  // Only orders answers; billing's reader stays busy, as on a database
+  // that does not answer.
+  sched.prioritize(orders_reader);
+  sched.run_once();
+  sched.prioritize(two);
+  sched.run_once();
+  CAF_CHECK(asker->mailbox().empty());
+  // The status actor goes on meanwhile: a node joins.
+  self->send(two, join_atom::value, worker_node());
+  sched.prioritize(two);
+  sched.run_once();
+  CAF_CHECK_EQUAL(state.nodes.size(), 1u);
+  // The answer's deadline: orders' counts, billing's reason.
+  CAF_REQUIRE(sched.trigger_timeout());
+  sched.prioritize(two);
+  sched.run_once();
+  bool answered = false;
+  asker->receive(
+    [&](cluster_status& s) {
+      answered = true;
+      CAF_REQUIRE_EQUAL(s.databases.size(), 2u);
+      CAF_CHECK(!s.databases[0].ok);
+      CAF_CHECK_NOT_EQUAL(s.databases[0].error.find("slow or unreachable"),
+                          std::string::npos);
+      CAF_CHECK(s.databases[1].ok);
+      CAF_CHECK_EQUAL(s.databases[1].counts.unrouted_events, 2);
+      CAF_CHECK_EQUAL(s.nodes.size(), 1u);
+    },
+    caf::after(std::chrono::seconds{0}) >> [] {});
+  CAF_CHECK(answered);
+  // Billing's read ends late: the next answer has both, from reads that
+  // began after it asked.
+  sched.prioritize(billing_reader);
+  sched.run_once();
+  auto s = request<cluster_status>(two, status_atom::value);
+  CAF_CHECK(s.databases.at(0).ok);
+  CAF_CHECK(s.databases.at(1).ok);
+  CAF_CHECK_EQUAL(billing->reads, 2);
+  self->send_exit(two, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(a database known to count slowly shows its last counts while it counts again) {
+  counts_cache c;
+  database_status last;
+  last.name = "orders";
+  last.ok = true;
+  last.counts.unrouted_events = 9;
+  c.last = last;
+  c.last_started_ms = 1000;
+  c.last_ended_ms = 5000; // 4 s, longer than an answer waits
+  c.reading = true;
+  c.reading_since_ms = 10000;
+  // Asked at 10 s: the running read began at the ask, and is not in.
+  CAF_CHECK(!c.fresh_for(10001));
+  auto shown = c.shown("orders", 10001, 11600);
+  CAF_CHECK(shown.ok);
+  CAF_CHECK_EQUAL(shown.counts.unrouted_events, 9);
+  // Three times as long as last time: something is wrong now.
+  shown = c.shown("orders", 10001, 22001);
+  CAF_CHECK(!shown.ok);
+  CAF_CHECK_EQUAL(shown.error, "reading its counts has taken 12.0 s so far: the "
+                               "database is slow or unreachable");
+  // A database that counts fast and is late says so at the deadline.
+  c.last_ended_ms = 1200;
+  shown = c.shown("orders", 10001, 11501);
+  CAF_CHECK(!shown.ok);
 }
 
 CAF_TEST(the node agent joins a local status actor and forwards metrics) {

@@ -132,6 +132,7 @@ CAF_TEST(a status node adds the database counts unless it cannot read them) {
   counts.per_queue["p"].per_status = {{"pending", 1}};
   counts.paused["p"].paused_seconds = 12.5;
   counts.paused["p"].paused_by = "not a label";
+  counts.connections = {{"host:7", 6}};
   database_status billing;
   billing.name = "billing";
   billing.error = "database_unavailable: down";
@@ -157,7 +158,9 @@ CAF_TEST(a status node adds the database counts unless it cannot read them) {
                     "outbox_queue_paused{database=\"orders\",queue=\"p\"} 1\n",
                     "outbox_queue_paused{database=\"orders\",queue=\"q\"} 0\n",
                     "outbox_queue_paused_seconds{database=\"orders\",queue=\"p\"} 12.5\n",
-                    "outbox_queue_paused_seconds{database=\"orders\",queue=\"q\"} 0\n"})
+                    "outbox_queue_paused_seconds{database=\"orders\",queue=\"q\"} 0\n",
+                    "# TYPE outbox_database_connections gauge\n",
+                    "outbox_database_connections{database=\"orders\",node=\"host:7\"} 6\n"})
     OUTBOX_CHECK_CASE(line, text.find(line) != std::string::npos);
   CAF_CHECK_EQUAL(text.find("not a label"), std::string::npos);
   // The unreadable database has no counts, not zeros.

@@ -24,6 +24,7 @@ cluster_status sample() {
   s.databases[0].counts.per_queue["q"].oldest_open_age_seconds = 2;
   s.databases[0].counts.per_queue["q"].blocked_keys = 1;
   s.databases[0].counts.per_queue["q"].longest_held_key_seconds = 30.5;
+  s.databases[0].counts.connections = {{"host:1", 6}};
   node_view n;
   n.name = "host:1";
   n.roles = {"dispatcher"};
@@ -67,7 +68,8 @@ CAF_TEST(the status of a cluster with its nodes) {
     "\"oldestUnroutedAgeSeconds\":1.5,\"deliveries\":" + deliveries
       + ",\"oldestOpenAgeSeconds\":0.25,\"queues\":{\"q\":{\"deliveries\":"
       + queue + ",\"oldestOpenAgeSeconds\":2.0,\"blockedKeys\":1,"
-      "\"longestHeldKeySeconds\":30.5}},\"nodes\":[{\"name\":"
+      "\"longestHeldKeySeconds\":30.5}},\"connections\":{\"host:1\":6},"
+      "\"nodes\":[{\"name\":"
       "\"host:1\",\"up\":false,\"roles\":[\"dispatcher\"],\"queues\":[\"q\"],"
       "\"wakeupsOk\":false,\"wakeupsDegraded\":\"listen connection lost\","
       "\"draining\":false,\"actors\":[{\"name\":\"dispatcher q\",\"role\":\"dispatcher\","
@@ -156,4 +158,8 @@ CAF_TEST(a cluster of several databases shows each under its name) {
                               "unrouted events: 3",
                               0),
                   0u);
+  // Each database's connections of the relay, by node.
+  CAF_CHECK_NOT_EQUAL(table.find("relay connections: 6 (host:1 6)\n"),
+                      std::string::npos);
+  CAF_CHECK_NOT_EQUAL(json.find("\"connections\":{\"host:1\":6}"), std::string::npos);
 }
