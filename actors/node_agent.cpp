@@ -1,7 +1,11 @@
 #include "actors/node_agent.hpp"
 
+#include <utility>
+#include <vector>
+
 #include <caf/io/middleman.hpp>
 
+#include "actors/join_rules.hpp"
 #include "actors/lifecycle_group.hpp"
 #include "actors/node_tls.hpp"
 #include "actors/pass_loop.hpp"
@@ -61,9 +65,25 @@ void fetch_results_view(self_ptr self) {
       [](caf::error&) {});
 }
 
+// The led role whose leader runs a local actor's passes, and its
+// database ("router@orders": router, orders); empty for the others.
+std::pair<std::string, std::string> led_as(const actor_entry& a) {
+  auto at = a.name.rfind('@');
+  if (at == std::string::npos)
+    return {};
+  auto db = a.name.substr(at + 1);
+  if (a.role == "router" || a.role == "sweeper")
+    return {a.role, db};
+  if (a.role == "retention")
+    return {"sweeper", db}; // retention follows the sweeper's leader
+  return {};
+}
+
 // Who leads each database, for this node's routers, sweepers and
 // retention. A reply that does not come leaves the last word to age
-// (leadership_view::stale_after).
+// (leadership_view::stale_after). An actor whose node takes a lead is
+// woken: a router that did not lead has its event watcher paused, and
+// would otherwise wait for its idle timer.
 void fetch_leaders(self_ptr self) {
   auto& st = self->state;
   if (!st.status || !st.leadership)
@@ -71,10 +91,40 @@ void fetch_leaders(self_ptr self) {
   auto view = st.leadership;
   self->request(st.status, std::chrono::seconds{2}, leaders_atom::value)
     .then(
-      [view](leader_map& leaders) {
-        view->update(std::move(leaders), std::chrono::steady_clock::now());
+      [self, view](leader_map& leaders) {
+        auto& st = self->state;
+        auto now = std::chrono::steady_clock::now();
+        std::vector<size_t> waiting;
+        for (size_t i = 0; i < st.info.actors.size(); ++i) {
+          auto [role, db] = led_as(st.info.actors[i]);
+          if (!role.empty() && !view->leads(role, db, st.info.name, now))
+            waiting.push_back(i);
+        }
+        view->update(std::move(leaders), now);
+        for (auto i : waiting) {
+          auto [role, db] = led_as(st.info.actors[i]);
+          if (view->leads(role, db, st.info.name, now))
+            self->send(st.info.actors[i].handle, wake_atom::value);
+        }
       },
       [](caf::error&) {});
+}
+
+// Every listener's reason, within what the status node takes
+// (join_limits::max_wakeup_text_bytes), cut at a character's start.
+std::string joined_reasons(const std::map<caf::actor_addr, std::string>& reasons) {
+  std::string out;
+  for (auto& [_, why] : reasons)
+    out += (out.empty() ? "" : "; ") + why;
+  auto limit = join_limits{}.max_wakeup_text_bytes;
+  if (out.size() > limit) {
+    out.resize(limit);
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
+      out.pop_back();
+    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0)
+      out.pop_back(); // a lead byte without its continuation
+  }
+  return out;
 }
 
 void joined(self_ptr self, status_actor status) {
@@ -239,8 +289,16 @@ node_agent(node_agent_actor::stateful_pointer<node_agent_state> self,
       self->state.changed.insert(name);
     },
     [self](wakeup_atom, std::string& degraded) {
-      self->state.wakeups_changed |= degraded != self->state.wakeups_degraded;
-      self->state.wakeups_degraded = std::move(degraded);
+      auto& st = self->state;
+      auto& sender = self->current_sender();
+      auto from = sender ? caf::actor_cast<caf::actor_addr>(sender) : caf::actor_addr{};
+      if (degraded.empty())
+        st.wakeup_reasons.erase(from);
+      else
+        st.wakeup_reasons[from] = std::move(degraded);
+      auto all = joined_reasons(st.wakeup_reasons);
+      st.wakeups_changed |= all != st.wakeups_degraded;
+      st.wakeups_degraded = std::move(all);
     },
     [self](const lifecycle_event& ev) {
       ++self->state.lifecycle[to_string(ev.kind)];

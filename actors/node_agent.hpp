@@ -38,6 +38,9 @@ struct node_agent_state {
   int64_t started_ms = 0;
   bool lifecycle_changed = false;
   std::string wakeups_degraded; ///< node_view::wakeups_degraded
+  /// Each ready listener's reason ("" = its wake-ups work), by sender: a
+  /// node of several databases has one per database.
+  std::map<caf::actor_addr, std::string> wakeup_reasons;
   bool wakeups_changed = false;
   /// Where the node's sweeper reads which queues have a live result
   /// handler; null on a node without a sweeper.

@@ -168,7 +168,7 @@ void spawn_result_handler(node_bootstrap& b, const std::string& queue,
     return result_target{db.names.dispatch_tag,
                          serves(dbs, db) ? delivery_store(db, commit_mode::before_ack)
                                          : nullptr,
-                         db.database};
+                         b.all.named ? db.database : ""};
   };
   std::vector<result_target> targets;
   std::vector<std::string> names;
@@ -216,7 +216,7 @@ void spawn_ready_listener(node_bootstrap& b, const config& cfg,
     ready_listener_args{pg_listener::factory(cfg.database_url,
                                              cfg.names.ready_channel()),
                         cfg.names.ready_channel(), b.origin, local,
-                        b.actors.agent});
+                        b.actors.agent, b.all.named ? cfg.database : ""});
 }
 
 /// The router, and its event watcher when it delivers immediately.

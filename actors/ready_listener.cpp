@@ -74,7 +74,10 @@ private:
     if (degraded == reported_ || !args_.agent)
       return;
     reported_ = degraded;
-    self_->send(args_.agent, wakeup_atom::value, degraded);
+    self_->send(args_.agent, wakeup_atom::value,
+                degraded.empty() || args_.database.empty()
+                  ? degraded
+                  : "database " + args_.database + ": " + degraded);
   }
 
   void poll_mailbox(std::chrono::milliseconds wait) {

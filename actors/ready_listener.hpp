@@ -23,6 +23,8 @@ struct ready_listener_args {
   std::string origin; ///< this node's: its router wakes them directly
   std::vector<dispatcher_entry> dispatchers;
   node_agent_actor agent; ///< may be null (a node on its own, tests)
+  /// Its database, when the config names several: its reports say so.
+  std::string database;
 };
 
 /// A blocking actor (always detached); stops on an exit message.

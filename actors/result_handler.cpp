@@ -129,8 +129,13 @@ private:
   // result sent to every database, its tag being none of theirs, counts
   // where it applied).
   caf::expected<apply_result> apply(const std::vector<send_result>& results) {
-    if (targets_.size() == 1)
-      return targets_[0].store->apply_results(results);
+    if (targets_.size() == 1) {
+      auto applied = targets_[0].store->apply_results(results);
+      if (applied)
+        for (auto& tr : applied->transitions)
+          tr.database = targets_[0].database;
+      return applied;
+    }
     std::vector<std::string> ids, tags;
     for (auto& r : results)
       ids.push_back(r.dispatch_id);

@@ -22,7 +22,9 @@ struct result_target {
   /// Null for a database this node does not serve (--databases): its
   /// results are parked for a node that does.
   std::shared_ptr<delivery_store> store;
-  std::string database; ///< its name, for a parked result's queue
+  /// Its name, for a parked result's queue and its lifecycle lines; ""
+  /// for the one database of a config without `databases`.
+  std::string database;
 };
 
 /// Spawn with caf::detached when the stores and source are real. A pass

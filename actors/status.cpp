@@ -301,7 +301,8 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
     status_state::database_record d;
     d.name = s.database;
     // Linked: the readers end with the status actor (a read under way
-    // first ends with its database's answer or connect timeout).
+    // ends first: a connect within 10 s, bound_connect_timeout; a query
+    // on a connection whose host went silent only when TCP gives up).
     d.reader = detached_reads
                  ? self->spawn<caf::detached + caf::linked>(counts_reader, s.database,
                                                             s.store)
@@ -309,6 +310,18 @@ status_actor::behavior_type status(status_actor::stateful_pointer<status_state> 
     self->state.databases.push_back(std::move(d));
   }
   self->state.named = named;
+  // A reader that ended (a bug) leaves its database's counts to say so
+  // ("its counts reader ended"), not the whole view to end with it.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    for (auto& d : self->state.databases)
+      if (em.source == caf::actor_cast<caf::actor_addr>(d.reader)) {
+        logger("status")->error("event=counts_reader_ended database={}",
+                                kv(d.name));
+        return;
+      }
+    if (em.reason)
+      self->quit(std::move(em.reason));
+  });
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
   return {
     [self](join_atom, node_info& info) { on_join(self, info); },

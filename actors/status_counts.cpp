@@ -40,8 +40,10 @@ database_status counts_cache::shown(const std::string& name, int64_t asked_ms,
     return *last;
   auto took = last_ended_ms - last_started_ms;
   auto running = now_ms - reading_since_ms;
-  if (last && took > answer_wait_ms && running < 3 * took)
-    return *last; // a big table, counted as slowly as last time
+  // A read that ended after the ask, or a database that counts about as
+  // slowly as it did last time (a big table): its last counts.
+  if (last && (last_ended_ms >= asked_ms || running < 3 * took))
+    return *last;
   database_status out;
   out.name = name;
   out.error = "reading its counts has taken " + seconds_text(running)

@@ -45,9 +45,9 @@ struct counts_cache {
   }
 
   /// What the view shows when a read that began after the ask is not in
-  /// by the answer's deadline: the last counts of a database known to
-  /// count slowly (its last read took longer than the wait) while the
-  /// current read has not run three times as long; otherwise why not.
+  /// by the answer's deadline: the last counts if that read ended after
+  /// the ask, or if the current read has not run three times as long as
+  /// it took (a database that counts slowly); otherwise why not.
   database_status shown(const std::string& name, int64_t asked_ms,
                         int64_t now_ms) const;
 };

@@ -23,6 +23,9 @@ scrape_figures scraper::stop() {
   if (thread_.joinable())
     thread_.join();
   auto out = figures_;
+  // A node that never answered is one failure, whenever it was asked.
+  for (auto port : ports_)
+    out.failures += answered_.count(port) == 0;
   out.mean_ms = out.scrapes > 0 ? total_ms_ / static_cast<double>(out.scrapes) : 0;
   return out;
 }

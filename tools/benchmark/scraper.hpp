@@ -19,7 +19,8 @@ namespace outbox::bench {
 struct scrape_figures {
   int64_t scrapes = 0;  ///< GETs answered 200
   /// GETs not answered, or answered otherwise, by a node that had
-  /// answered before (one still starting its endpoint is no failure).
+  /// answered before (one still starting its endpoint is no failure),
+  /// and one for each node that never answered.
   int64_t failures = 0;
   double mean_ms = 0;   ///< mean time of an answered GET
 };

@@ -96,6 +96,57 @@ CAF_TEST(the agent tells the status actor when its wake-ups degrade) {
   CAF_CHECK_EQUAL(s.nodes.at(0).wakeups_degraded, "listen connection lost");
 }
 
+CAF_TEST(a node that takes a lead wakes its actor of that database) {
+  auto named = sys.spawn(status,
+                         std::vector<named_status_store>{
+                           {"orders", std::make_shared<fakes::status_store>()}},
+                         true, false);
+  // The last word: another node leads orders' routing.
+  auto view = std::make_shared<leadership_view>();
+  view->update({{"orders", {{"router", "other:2"}}}}, leadership_view::clock::now());
+  status_address where;
+  where.local = named;
+  agent = sys.spawn(node_agent, where, std::shared_ptr<results_view>{},
+                    std::function<void()>{}, view);
+  auto router = sys.spawn(wake_counter, "router");
+  node_info n;
+  n.name = "router:1";
+  n.roles = {"router"};
+  n.databases = {"orders"};
+  n.actors = {{"router@orders", "router", "", router}};
+  self->send(agent, join_atom::value, n);
+  sched.run();
+  // The agent's tick fetches the leaders: this node, the only one left.
+  CAF_CHECK(sched.trigger_timeout());
+  sched.run();
+  CAF_CHECK(view->leads("router", "orders", "router:1", leadership_view::clock::now()));
+  auto& wakes = deref<pass_actor::stateful_base<wake_counter_state>>(router).state.wakes;
+  CAF_CHECK_EQUAL(wakes, 1);
+  stop(agent);
+  self->send_exit(named, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(one database's wake-ups coming back leave another's reason in place) {
+  join_local_status();
+  caf::scoped_actor orders{sys};
+  caf::scoped_actor billing{sys};
+  orders->send(agent, wakeup_atom::value, std::string{"database orders: listen connection lost"});
+  billing->send(agent, wakeup_atom::value, std::string{"database billing: not listening yet"});
+  sched.run();
+  auto both = agent_state().wakeups_degraded;
+  CAF_CHECK(both == "database orders: listen connection lost; database billing: not listening yet"
+            || both == "database billing: not listening yet; database orders: listen connection lost");
+  billing->send(agent, wakeup_atom::value, std::string{});
+  sched.run();
+  CAF_CHECK_EQUAL(agent_state().wakeups_degraded,
+                  "database orders: listen connection lost");
+  orders->send(agent, wakeup_atom::value, std::string{});
+  sched.run();
+  CAF_CHECK_EQUAL(agent_state().wakeups_degraded, "");
+  stop(agent);
+}
+
 // An operator's drain (outboxctl drain): the status actor asks the node's
 // agent, which says yes, shows itself draining and, once its answer has
 // left, stops its node through the hook, once.

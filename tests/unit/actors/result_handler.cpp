@@ -183,6 +183,25 @@ CAF_TEST(results of a queue that two databases share go to the database of their
   stop(h);
 }
 
+CAF_TEST(the lifecycle events of a queue of one named database say its name) {
+  auto rec = sys.spawn(lifecycle_recorder, "embedder");
+  sched.run();
+  auto orders = std::make_shared<fakes::delivery_store>();
+  auto h = sys.spawn(result_handler,
+                     std::vector<result_target>{{dispatch_tag_of("orders"), orders,
+                                                 "orders"}},
+                     source, "pack", 100, std::chrono::milliseconds{0},
+                     manual_passes(), node_agent_actor{}, no_parker());
+  source->push(result(7));
+  CAF_CHECK_EQUAL(request<int64_t>(h, once_atom::value), 1);
+  sched.run();
+  auto& evs = deref<caf::stateful_actor<lifecycle_recorder_state>>(rec).state.events;
+  CAF_REQUIRE_EQUAL(evs.size(), 1u);
+  CAF_CHECK_EQUAL(evs[0].database, "orders");
+  stop(h);
+  stop(rec); // the group holds its subscribers until they exit
+}
+
 CAF_TEST(the part of a database that is down is parked and the rest acked) {
   auto orders = std::make_shared<fakes::delivery_store>();
   auto billing = std::make_shared<fakes::delivery_store>();

@@ -392,6 +392,12 @@ CAF_TEST(a database known to count slowly shows its last counts while it counts 
   CAF_CHECK(!shown.ok);
   CAF_CHECK_EQUAL(shown.error, "reading its counts has taken 12.0 s so far: the "
                                "database is slow or unreachable");
+  // A read that began before the ask and ended after it: its counts.
+  c.last_started_ms = 10300;
+  c.last_ended_ms = 10400;
+  c.reading_since_ms = 10400;
+  CAF_CHECK(c.shown("orders", 10350, 11900).ok);
+  c.last_started_ms = 1000;
   // A database that counts fast and is late says so at the deadline.
   c.last_ended_ms = 1200;
   shown = c.shown("orders", 10001, 11501);
