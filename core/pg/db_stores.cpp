@@ -41,10 +41,24 @@ std::string relay_session_settings(commit_mode mode) {
          + index_only_plan_settings;
 }
 
+// The routing statement and the look join partitioned tables (the events'
+// ring, the deliveries' handed and logged partitions). PostgreSQL found
+// each execution's own plan cheaper than the generic one and so planned
+// both anew at every routing pass: 2 ms of planning for 0.7 ms of running
+// the routing statement, 0.9 for 0.1 the look (pg_stat_statements over a
+// tools/bench run), which made the routing transaction 8 ms long instead
+// of 2, and commit→published with it (docs/performance.md, "Plans made
+// once"). With sequential and bitmap scans off, their generic plans go by
+// the primary keys whatever the tables' size (tests/integration/query_plans).
+std::string routing_session_settings() {
+  return relay_session_settings(commit_mode::relay_progress)
+         + "; SET plan_cache_mode = force_generic_plan";
+}
+
 db_routing_store::db_routing_store(std::string url, const schema_names& names,
                                    const std::vector<route>& routes,
                                    std::optional<ready_notify> notify)
-  : session_(std::move(url), relay_session_settings(commit_mode::relay_progress)),
+  : session_(std::move(url), routing_session_settings()),
     repo_(names, routes, std::move(notify)) {
 }
 

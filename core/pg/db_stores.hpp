@@ -39,6 +39,12 @@ extern const char* const index_only_plan_settings;
 /// the commit mode.
 std::string relay_session_settings(commit_mode mode);
 
+/// The routing store's settings: relay_session_settings(relay_progress)
+/// and generic plans for every statement (see db_stores.cpp for why). A
+/// routing transaction that coalesces or releases keys sets the choice back
+/// to PostgreSQL's own for its rest (routing_detail::plans_by_values_sql).
+std::string routing_session_settings();
+
 /// A connection that reconnects lazily and runs `settings` (SQL) once on
 /// each new connection.
 class pg_session {

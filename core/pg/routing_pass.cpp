@@ -197,6 +197,9 @@ routing_repository::finish(pg_connection& conn, const pg_rows& rows,
   }
   if (auto err = notify_ready(conn, out.per_queue))
     return err;
+  if (!targets.keys.empty() || !ordered.empty())
+    if (auto err = conn.exec_script("plans_by_values", routing_detail::plans_by_values_sql))
+      return err;
   if (auto err = coalesce(conn, targets, out))
     return err;
   // After coalescing: a superseded head frees its key for the newest.

@@ -5,6 +5,7 @@
 
 #include "core/base/logging.hpp"
 #include "core/pg/pg_connection.hpp"
+#include "core/pg/routing_sql.hpp"
 
 namespace outbox {
 
@@ -20,6 +21,11 @@ caf::expected<routing_result>
 routing_repository::recover_handed(pg_connection& conn, const lead& stored) {
   routing_result out;
   if (stored.handed_floor && *stored.handed_floor <= stored.stored.scanned) {
+    // PostgreSQL's own choice of plans for this transaction, as before the
+    // routing session made them generic (db_stores.cpp): it plans the
+    // recovery's lookups in the completion log for the ids at hand.
+    if (auto err = conn.exec_script("recovery_plans", routing_detail::plans_by_values_sql))
+      return err;
     // Every event a handed delivery can have been made for: at or above the
     // floor, up to the scanned id, and not open (an open id is routed later,
     // by the cursor, as any other). Events above the stored cursor are

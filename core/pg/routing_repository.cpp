@@ -72,6 +72,19 @@ std::string with_routes(std::string sql) {
   return sql;
 }
 
+namespace {
+
+// The routing statement, everyday or the recovery's (routing_sql.hpp).
+std::string route_statement(bool recovery) {
+  std::string sql = routing_detail::route_sql;
+  const std::string slot = "{{recovered_only}}";
+  sql.replace(sql.find(slot), slot.size(),
+              recovery ? routing_detail::recovered_only_sql : "");
+  return with_routes(std::move(sql));
+}
+
+} // namespace
+
 std::string routes_to_json(const std::vector<route>& routes, bool replay) {
   rapidjson::StringBuffer sb;
   rapidjson::Writer<rapidjson::StringBuffer> w(sb);
@@ -123,7 +136,8 @@ routing_repository::routing_repository(const schema_names& names,
     lead_sql_(fill_names(routing_detail::lead_sql, names)),
     look_sql_(fill_names(routing_detail::look_sql, names)),
     release_(names),
-    route_sql_(fill_names(with_routes(routing_detail::route_sql), names)),
+    route_sql_(fill_names(route_statement(false), names)),
+    recovery_route_sql_(fill_names(route_statement(true), names)),
     quarantine_sql_(fill_names(routing_detail::quarantine_sql, names)),
     quarantine_held_sql_(fill_names(with_routes(routing_detail::quarantine_held_sql),
                                     names)),
@@ -192,7 +206,8 @@ caf::expected<routing_result>
 routing_repository::route_ids(pg_connection& conn, const std::vector<int64_t>& ids,
                               bool recovering) {
   // The cursor stays (-1), nothing is set aside and nothing handed.
-  auto rows = conn.exec_prepared("route", route_sql_,
+  auto rows = conn.exec_prepared(recovering ? "route_recovery" : "route",
+                                 recovering ? recovery_route_sql_ : route_sql_,
                                  {routes_json_, pg_int_array(ids),
                                   pg_int_array({}), "-1", "{}", "{}", "0", "{}",
                                   recovering ? "true" : "false"});

@@ -161,6 +161,7 @@ private:
   std::string look_sql_;
   key_release release_;
   std::string route_sql_;
+  std::string recovery_route_sql_; ///< route_sql_ with recovered_only_sql
   std::string quarantine_sql_;
   std::string quarantine_held_sql_;
   std::string coalesce_sql_;

@@ -97,11 +97,14 @@ JOIN {{events}} e ON e.id = u.event_id
 // set mark their deliveries replayed (replayed_at) and count their time to
 // live from now, not from the event's creation.
 //
-// Recovery ($9, routing_pass.cpp): the unlogged partition was emptied by a
+// Recovery ($9, routing_recovery.cpp, the statement with
+// recovered_only_sql in its slot): the unlogged partition was emptied by a
 // crash of PostgreSQL. The events $2 are routed again, nothing handed, for
 // the routes whose deliveries may have been handed, leaving out those
 // already in the completion log; one in the logged partition is a
-// conflict, so nothing.
+// conflict, so nothing. The everyday statement has an empty slot: its
+// generic plan (routing_session_settings) then holds no lookup in the
+// completion log, which has no B-tree.
 constexpr const char* route_sql = R"sql(
 WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
   SELECT e.id, e.event_type, e.key, e.expires_at, e.created_at
@@ -128,10 +131,7 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
       THEN LEAST(c.expires_at, CASE WHEN r.replay THEN now() ELSE c.created_at END
                                + make_interval(secs => r.ttl_seconds))
       ELSE c.expires_at END) AS x(expires_at)
-  WHERE NOT $9::boolean
-     OR (h.handy AND NOT EXISTS (
-           SELECT 1 FROM {{deliveries}}_completed l
-           WHERE l.event_id = c.id AND l.job = r.job AND l.queue = r.queue))
+  WHERE NOT $9::boolean {{recovered_only}}
 ), handed AS (
   SELECT m.*, m.handable AND row_number() OVER (
            PARTITION BY m.queue, m.handable ORDER BY m.event_id, m.job)
@@ -198,6 +198,13 @@ UNION ALL
 SELECT 'events', NULL, NULL, count(DISTINCT event_id), NULL FROM inserted
 )sql";
 
+// What the recovery's routing statement puts in route_sql's slot.
+constexpr const char* recovered_only_sql = R"sql(
+     OR (h.handy AND NOT EXISTS (
+           SELECT 1 FROM {{deliveries}}_completed l
+           WHERE l.event_id = c.id AND l.job = r.job AND l.queue = r.queue))
+)sql";
+
 // Takes an event out of routing for good (see schema/009_quarantine.sql),
 // and keeps its place in each key order it belongs to: for every ordered
 // route of its type, an event with a key gets a delivery that is failed
@@ -240,6 +247,13 @@ SET quarantined_at = now(), quarantine_reason = $2
 WHERE id = $1 AND quarantined_at IS NULL
 RETURNING id, event_type, 0
 )sql";
+
+// Before coalescing or releasing keys in a routing transaction: the
+// routing session plans every statement generically (db_stores.cpp,
+// routing_session_settings); these two are planned for their batch's
+// values, as in every other session (a generic coalescing plan made while
+// the tables were small scans the whole coalesce index).
+constexpr const char* plans_by_values_sql = "SET LOCAL plan_cache_mode = auto";
 
 // One notification per payload: a routing transaction sends one per queue,
 // never one per event (NOTIFY serializes committing transactions on a
