@@ -215,7 +215,9 @@ caf::error routing_repository::coalesce(pg_connection& conn,
                                         routing_result& out) {
   if (t.keys.empty())
     return caf::none;
-  // Not prepared: planned with this batch's keys each time. A generic
+  // Not prepared, and after plans_by_values_sql in this transaction:
+  // planned with this batch's keys each time (the routing session's own
+  // setting would give an unnamed statement a generic plan too). A generic
   // plan made while the tables were small scans the whole coalesce index
   // and joins the events by hash (found by tests/integration/query_plans).
   auto superseded = conn.exec(

@@ -52,9 +52,11 @@ LEFT JOIN {{events}}_routing c ON c.name = 'cursor'
 // routing leaves PostgreSQL a choice that only the tables' size decides
 // well: an event is looked up by its id in a sub-select that `OFFSET 0`
 // keeps a lookup per row (PostgreSQL neither turns it into a join nor
-// hashes the whole table for it), and a set-aside row by its id and its
-// type, which both of its indexes find at once (by the id alone, a plan
-// made on empty tables walked the whole type index for each). A generic
+// hashes the whole table for it), and a set-aside row by its id and the
+// routes' types (only an event of a routed type is routed, and its row was
+// set aside with its type), which both of its indexes find at once (by the
+// id alone, a plan made on empty tables walked the whole type index for
+// each). A generic
 // plan made on empty tables had joined the events to the set-aside ones by
 // reading every event: 60 ms per look with 100,000 events
 // (tests/integration/query_plans).
@@ -136,7 +138,8 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
          h.handy AND (x.expires_at IS NULL OR x.expires_at > now())
            AND c.id > (SELECT position FROM stored)
            AND NOT EXISTS (SELECT 1 FROM {{events}}_unrouted u
-                           WHERE u.event_id = c.id AND u.event_type = c.event_type
+                           WHERE u.event_id = c.id
+                             AND u.event_type = ANY(ARRAY(SELECT event_type FROM routes))
                            OFFSET 0) AS handable
   FROM claimed c JOIN routes r ON r.event_type = c.event_type
   CROSS JOIN LATERAL (SELECT r.ordering = 'key' AND c.key IS NOT NULL) AS o(ordered)
@@ -187,8 +190,7 @@ WITH routes AS (SELECT * FROM {{routes}}), claimed AS (
 ), taken AS (
   DELETE FROM {{events}}_unrouted u
   WHERE u.event_id = ANY($2::bigint[]) AND NOT $9::boolean
-    AND u.event_type = ANY(ARRAY(SELECT e.event_type FROM {{events}} e
-                                 WHERE e.id = ANY($2::bigint[])))
+    AND u.event_type = ANY(ARRAY(SELECT event_type FROM routes))
 ), aside AS (
   INSERT INTO {{events}}_unrouted (event_id, event_type)
   SELECT e.id, e.event_type FROM {{events}} e WHERE e.id = ANY($3::bigint[])
