@@ -70,6 +70,15 @@ public:
   std::vector<publish_status> publish_batch(const std::vector<outgoing_message>& ms,
                                             std::chrono::milliseconds timeout);
 
+  /// publish_batch, and while it waits for the confirms it sends what
+  /// `more` gives (between reads, about every quarter millisecond while
+  /// no frame comes; never while the broker blocks publishers), each
+  /// message with its own `timeout`. Returns when all are settled: one
+  /// status per message in the order sent, and when each was settled.
+  publish_report publish_pipelined(const std::vector<outgoing_message>& ms,
+                                   std::chrono::milliseconds timeout,
+                                   const more_messages& more);
+
   /// Starts consuming `queue` with at most `prefetch` unacked messages.
   caf::error consume(const std::string& queue, uint16_t prefetch);
 

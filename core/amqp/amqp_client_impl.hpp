@@ -67,7 +67,8 @@ struct amqp_client::impl {
   bool send_all(const std::vector<outgoing_message>& ms,
                 amqp_detail::confirm_tracker& t);
   void await_confirms(amqp_detail::confirm_tracker& t,
-                      std::chrono::steady_clock::time_point deadline);
+                      std::chrono::steady_clock::time_point deadline,
+                      std::chrono::milliseconds timeout, const more_messages& more);
   void read_return(amqp_detail::confirm_tracker& t);
 };
 

@@ -25,16 +25,21 @@ caf::error amqp_job_publisher::ready() {
   return session_.ready();
 }
 
-std::vector<publish_status>
-amqp_job_publisher::publish(const std::vector<outgoing_message>& ms) {
+publish_report amqp_job_publisher::publish(const std::vector<outgoing_message>& ms,
+                                           const more_messages& more) {
   if (database_.empty())
-    return session_.publish(ms, confirm_timeout_);
+    return session_.publish_pipelined(ms, confirm_timeout_, more);
   // Which database a job came from, for a worker that serves several (an
   // `outbox*` header name is never an event's: is_reserved_header).
-  auto stamped = ms;
-  for (auto& m : stamped)
-    m.headers[database_header] = database_;
-  return session_.publish(stamped, confirm_timeout_);
+  auto stamp = [this](std::vector<outgoing_message> batch) {
+    for (auto& m : batch)
+      m.headers[database_header] = database_;
+    return batch;
+  };
+  auto stamped_more = more_messages{};
+  if (more)
+    stamped_more = [&] { return stamp(more()); };
+  return session_.publish_pipelined(stamp(ms), confirm_timeout_, stamped_more);
 }
 
 bool amqp_job_publisher::blocked() const {

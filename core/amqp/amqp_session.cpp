@@ -108,22 +108,42 @@ caf::error amqp_session::declare(const std::string& queue, queue_type type) {
 std::vector<publish_status>
 amqp_session::publish(const std::vector<outgoing_message>& ms,
                       std::chrono::milliseconds timeout) {
-  std::vector<publish_status> out(ms.size(), publish_status::unsent);
+  return publish_pipelined(ms, timeout, {}).statuses;
+}
+
+publish_report amqp_session::publish_pipelined(const std::vector<outgoing_message>& ms,
+                                               std::chrono::milliseconds timeout,
+                                               const more_messages& more) {
+  publish_report out;
+  out.statuses.assign(ms.size(), publish_status::unsent);
+  out.settled_at.assign(ms.size(), std::chrono::steady_clock::now());
   if (!is_open() && connect())
     return out;
-  out = client_->publish_batch(ms, timeout);
+  // What `more` gave, after `ms`: for a second send of the unsent ones.
+  std::vector<outgoing_message> added;
+  auto keep = more_messages{};
+  if (more)
+    keep = [&] {
+      auto next = more();
+      added.insert(added.end(), next.begin(), next.end());
+      return next;
+    };
+  out = client_->publish_pipelined(ms, timeout, keep);
   std::vector<size_t> again;
-  for (size_t i = 0; i < out.size(); ++i)
-    if (out[i] == publish_status::unsent)
+  for (size_t i = 0; i < out.statuses.size(); ++i)
+    if (out.statuses[i] == publish_status::unsent)
       again.push_back(i);
   if (!again.empty() && !connect()) {
     std::vector<outgoing_message> resend;
     resend.reserve(again.size());
     for (auto i : again)
-      resend.push_back(ms[i]);
+      resend.push_back(i < ms.size() ? ms[i] : added[i - ms.size()]);
     auto second = client_->publish_batch(resend, timeout);
-    for (size_t k = 0; k < again.size() && k < second.size(); ++k)
-      out[again[k]] = second[k];
+    auto now = std::chrono::steady_clock::now();
+    for (size_t k = 0; k < again.size() && k < second.size(); ++k) {
+      out.statuses[again[k]] = second[k];
+      out.settled_at[again[k]] = now;
+    }
   }
   if (!is_open())
     reset();

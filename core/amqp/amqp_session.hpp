@@ -64,6 +64,13 @@ public:
   std::vector<publish_status> publish(const std::vector<outgoing_message>& ms,
                                       std::chrono::milliseconds timeout);
 
+  /// publish, sending what `more` gives while it waits for the confirms
+  /// (amqp_client::publish_pipelined); the unsent ones of every batch go
+  /// once more over a new connection.
+  publish_report publish_pipelined(const std::vector<outgoing_message>& ms,
+                                   std::chrono::milliseconds timeout,
+                                   const more_messages& more);
+
   /// A consumer's next message (nullopt on timeout). A failure drops the
   /// connection: the broker puts every unacked message back in the queue.
   caf::expected<std::optional<incoming_message>>

@@ -181,6 +181,70 @@ CAF_TEST(a pass takes at most a batch of what was handed and passes again) {
   stop(d);
 }
 
+CAF_TEST(what is handed while confirms are awaited goes out without waiting for them) {
+  box->put({hand(7)});
+  store->claims.push_back(claimed({1}));
+  int looks = 0;
+  publisher->while_confirming = [&] {
+    if (looks++ == 0)
+      box->put({hand(8)}); // routed while the confirm of 7 is on its way
+  };
+  auto d = spawn_dispatcher(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 3);
+  CAF_REQUIRE_EQUAL(publisher->published.size(), 3u);
+  CAF_CHECK_EQUAL(publisher->published[0].message_id, "7");
+  CAF_CHECK_EQUAL(publisher->published[1].message_id, "8"); // before the claim
+  CAF_CHECK_EQUAL(publisher->published[2].message_id, "1");
+  CAF_CHECK_EQUAL(publisher->more_batches, 1);
+  CAF_CHECK_EQUAL(store->claim_calls, 1);
+  auto& m = pass_state_of(d).metrics;
+  CAF_CHECK_EQUAL(m.counters["handed"], 2);
+  // A confirm latency per batch sent, a commit→published one per job.
+  CAF_CHECK_EQUAL(m.histograms["confirm"].count, 3);
+  CAF_CHECK_EQUAL(m.histograms["commit_to_published"].count, 3);
+}
+
+CAF_TEST(a pass sends a bounded share of what is handed meanwhile and passes again) {
+  box->put({hand(1)});
+  int64_t next = 2;
+  publisher->while_confirming = [&] {
+    if (next < 100)
+      box->put({hand(next++)}); // a router that never stops
+  };
+  pass_settings s;
+  s.idle = std::chrono::hours{1};
+  auto d = spawn_dispatcher(s, 2); // batches of 2: at most 8 handed meanwhile
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.counters["handed"], 9);
+  CAF_CHECK_GREATER(box->waiting(), 0u);
+  publisher->while_confirming = nullptr;
+  expect((pass_atom, uint64_t), from(d).to(d)); // at once, for the rest
+  stop(d);
+}
+
+CAF_TEST(a handed delivery whose job cannot be read meanwhile goes back and fails the pass) {
+  box->put({hand(7)});
+  int looks = 0;
+  publisher->while_confirming = [&] {
+    if (looks++ == 0) {
+      box->put({hand(8)});
+      store->fetch_error = make_error(errc::database_error, "fetch_handed failed");
+    }
+  };
+  auto d = spawn_dispatcher(manual_passes());
+  self->send(d, wake_atom::value);
+  expect((wake_atom), from(self).to(d));
+  expect((pass_atom, uint64_t), from(d).to(d));
+  CAF_REQUIRE_EQUAL(publisher->published.size(), 1u); // 7, confirmed
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0][0].id, 8);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.errors, 1);
+  CAF_CHECK_EQUAL(pass_state_of(d).metrics.counters["handed"], 1);
+  CAF_CHECK(!box->accepting());
+}
+
 CAF_TEST(no credit while ready deliveries wait so that new ones queue behind) {
   auto full = claimed({1, 2}); // a full batch of 2: more are waiting
   full.room = 50;
