@@ -76,9 +76,8 @@ caf::error amqp_client::impl::check(amqp_rpc_reply_t r, const char* what) {
   }
 }
 
-// See amqp_client::keep_alive. Frames other than a close are late
-// confirms or returns of a batch that already gave up on them: dropped.
-bool amqp_client::impl::keep_alive() {
+// Sends a heartbeat when half the interval passed without a write.
+bool amqp_client::impl::heartbeat_if_due() {
   if (!open)
     return false;
   auto now = std::chrono::steady_clock::now();
@@ -92,6 +91,14 @@ bool amqp_client::impl::keep_alive() {
     }
     last_write = now;
   }
+  return true;
+}
+
+// See amqp_client::keep_alive. Frames other than a close are late
+// confirms or returns of a batch that already gave up on them: dropped.
+bool amqp_client::impl::keep_alive() {
+  if (!heartbeat_if_due())
+    return false;
   // Bounded: a broker that floods an idle publisher is not waited out.
   for (int i = 0; i < 1000; ++i) {
     amqp_frame_t f;
@@ -194,6 +201,10 @@ bool amqp_client::is_open() const {
 
 bool amqp_client::keep_alive() {
   return impl_->keep_alive();
+}
+
+bool amqp_client::heartbeat_if_due() {
+  return impl_->heartbeat_if_due();
 }
 
 std::chrono::seconds amqp_client::heartbeat() const {

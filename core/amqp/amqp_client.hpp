@@ -108,6 +108,11 @@ public:
   /// already dropped is found broken here, before anything is written.
   bool keep_alive();
 
+  /// keep_alive's heartbeat alone, reading nothing: for a publisher whose
+  /// caller runs inside publish_pipelined's `more` (a worker's handler,
+  /// say), where a read would take the confirms the publish waits for.
+  bool heartbeat_if_due();
+
   /// The negotiated heartbeat interval (0: none).
   std::chrono::seconds heartbeat() const;
 

@@ -60,6 +60,7 @@ struct amqp_client::impl {
   caf::error reopen_channel();
   caf::error check(amqp_rpc_reply_t r, const char* what);
   bool keep_alive();
+  bool heartbeat_if_due();
 
   // amqp_client_publish.cpp: publishing with confirms, blocked tracking.
   bool note_blocking(amqp_method_number_t id);

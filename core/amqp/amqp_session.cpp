@@ -171,6 +171,10 @@ caf::error amqp_session::ack(uint64_t tag, bool multiple) {
   return err;
 }
 
+bool amqp_session::heartbeat_if_due() {
+  return client_ && client_->heartbeat_if_due();
+}
+
 bool amqp_session::keep_alive() {
   if (client_ && client_->keep_alive())
     return true;

@@ -84,6 +84,10 @@ public:
   /// without connecting; false, and dropped, when it is broken.
   bool keep_alive();
 
+  /// From inside publish_pipelined's `more`: a heartbeat when one is due
+  /// (amqp_client::heartbeat_if_due), nothing read, nothing dropped.
+  bool heartbeat_if_due();
+
   /// True while a connection is held and not known to be broken.
   bool is_open() const;
 

@@ -29,9 +29,13 @@ struct running_worker {
     t = std::thread{[this] { w.run(); }};
   }
 
-  ~running_worker() {
+  ~running_worker() { finish(); }
+
+  /// Stops the worker and waits for its thread: its counters may be read.
+  void finish() {
     w.stop();
-    t.join();
+    if (t.joinable())
+      t.join();
   }
 };
 
