@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "core/amqp/wire.hpp"
@@ -289,24 +290,27 @@ private:
   // meanwhile goes out at once: it does not wait for those confirms, nor
   // for the claim after them. Up to handed_per_pass() in a pass (the
   // rest comes at the next one, at once), and nothing while paused or
-  // after a read failed. `sent` gets the jobs taken, `batches` where each
-  // batch starts and when it was sent.
-  std::vector<outgoing_message> more_handed(std::vector<job_to_send>& sent,
-                                            std::vector<sent_batch>& batches,
-                                            pass_outcome& out, caf::error& failed) {
-    if (!box_ || paused_ || failed || handed_this_pass_ >= handed_per_pass()
-        || box_->waiting() == 0)
-      return {};
-    auto handed = box_->take(static_cast<size_t>(limits_.batch_size));
+  // after a read failed (nullopt: the publish asks no more). `sent` gets
+  // the jobs taken, `batches` where each batch starts and when it went.
+  std::optional<std::vector<outgoing_message>>
+  more_handed(std::vector<job_to_send>& sent, std::vector<sent_batch>& batches,
+              pass_outcome& out, caf::error& failed) {
+    auto left = handed_per_pass() - handed_this_pass_;
+    if (!box_ || paused_ || failed || left <= 0)
+      return std::nullopt;
+    if (box_->waiting() == 0)
+      return std::vector<outgoing_message>{};
+    auto handed = box_->take(static_cast<size_t>(
+      std::min<int64_t>(limits_.batch_size, left)));
     handed_this_pass_ += static_cast<int64_t>(handed.size());
+    std::vector<outgoing_message> messages;
     if (handed.empty())
-      return {};
+      return messages;
     auto jobs = read_handed(std::move(handed), out);
     if (!jobs) {
       failed = jobs.error();
-      return {};
+      return std::nullopt;
     }
-    std::vector<outgoing_message> messages;
     if (jobs->empty())
       return messages;
     batches.push_back({sent.size(), std::chrono::steady_clock::now()});

@@ -22,9 +22,9 @@ constexpr auto poll_interval = std::chrono::milliseconds{200};
 // How often the connections are serviced while a handler runs: far more
 // often than any heartbeat interval needs, and a poll costs little.
 constexpr auto service_interval = std::chrono::milliseconds{100};
-// How many batches that arrived while results were being confirmed one
-// publish takes at most, so that a steady stream of jobs still lets the
-// loop prune the inbox and see a stop.
+// How many rounds one publish of results holds at most (the first batch
+// and up to seven that arrived while results were being confirmed), so
+// that a steady stream of jobs still lets the loop prune the inbox.
 constexpr size_t max_rounds_per_publish = 8;
 
 } // namespace
@@ -278,16 +278,18 @@ int64_t worker::process(std::vector<incoming_message> batch, int64_t budget) {
   auto sent = out.size();
   // Jobs that arrive while the broker confirms run meanwhile, and their
   // results join the publish. Not after a job had to go back to the
-  // queue (the inbox is down), nor past the budget or a stop.
-  more_messages more = [&]() -> std::vector<outgoing_message> {
+  // queue (the inbox is down), nor past the budget or a stop, nor once
+  // the jobs' connection dropped: what it delivered went back to the
+  // queue, also those kept in the backlog.
+  more_messages more = [&]() -> std::optional<std::vector<outgoing_message>> {
     if (stop_ || inbox_down_ || rounds.size() >= max_rounds_per_publish
-        || (budget > 0 && taken >= budget))
-      return {};
+        || (budget > 0 && taken >= budget) || !consumer_.is_open())
+      return std::nullopt;
     auto limit = budget > 0 ? std::min<int64_t>(opts_.prefetch, budget - taken)
                             : int64_t{opts_.prefetch};
     auto next = take_ready(limit);
     if (next.empty())
-      return {};
+      return std::vector<outgoing_message>{};
     taken += static_cast<int64_t>(next.size());
     counters_.pipelined += static_cast<int64_t>(next.size());
     auto ms = run_round(std::move(next), sent, rounds);
@@ -298,9 +300,12 @@ int64_t worker::process(std::vector<incoming_message> batch, int64_t budget) {
   // dropped go again over a new one: the jobs are not run twice for it.
   publish_report report;
   if (!out.empty()) {
-    publishing_ = true;
+    struct publishing_scope {
+      bool& flag;
+      explicit publishing_scope(bool& f) : flag(f) { flag = true; }
+      ~publishing_scope() { flag = false; }
+    } scope{publishing_};
     report = publisher_.publish_pipelined(out, confirm_timeout, more);
-    publishing_ = false;
   }
   settle(rounds, report.statuses);
   return taken;

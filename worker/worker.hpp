@@ -132,7 +132,6 @@ private:
   bool inbox_back();
   /// Prunes the inbox when it is time and the queue was seen empty.
   void prune_inbox();
-  /// Runs a batch, publishes its results with confirms, then acks.
   /// One batch of jobs as it ran: what was decided for each, and where its
   /// results start among the messages of the publish.
   struct round {
@@ -156,7 +155,8 @@ private:
   std::vector<incoming_message> take_ready(int64_t limit);
   /// The next job: one read while a handler ran, else from the consumer.
   caf::expected<std::optional<incoming_message>> next_job(std::chrono::milliseconds wait);
-  /// Sends due heartbeats on both connections and reads what arrived.
+  /// Sends due heartbeats on both connections and reads what arrived on
+  /// the jobs' one (and on the results' one, unless inside a publish).
   void keep_alive();
 
   worker_options opts_;

@@ -71,9 +71,10 @@ public:
                                             std::chrono::milliseconds timeout);
 
   /// publish_batch, and while it waits for the confirms it sends what
-  /// `more` gives (between reads, about every quarter millisecond while
-  /// no frame comes; never while the broker blocks publishers), each
-  /// message with its own `timeout`. Returns when all are settled: one
+  /// `more` gives (see more_messages: after each frame, and every
+  /// millisecond while none comes; never while the broker blocks
+  /// publishers). The wait ends `timeout` after the last send, not
+  /// counting the time spent in `more`. Returns when all are settled: one
   /// status per message in the order sent, and when each was settled.
   publish_report publish_pipelined(const std::vector<outgoing_message>& ms,
                                    std::chrono::milliseconds timeout,

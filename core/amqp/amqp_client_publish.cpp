@@ -24,8 +24,9 @@ constexpr auto blocked_confirm_grace = std::chrono::milliseconds{500};
 
 // How long a publish with more_messages waits for a frame before it asks
 // for more: what a message handed to the publisher meanwhile may wait at
-// most before it goes out. A read that finds nothing costs one poll(2).
-constexpr auto more_slice = std::chrono::microseconds{250};
+// most before it goes out. Not less: rabbitmq-c waits in whole
+// milliseconds, and below one it polls without waiting, a busy loop.
+constexpr auto more_slice = std::chrono::milliseconds{1};
 
 // A message's headers as an AMQP table of long strings; `entries` holds
 // the table's storage and must outlive the publish.
@@ -165,19 +166,29 @@ bool amqp_client::impl::send_all(const std::vector<outgoing_message>& ms,
 }
 
 // Reads frames until every message is settled, the deadline passes or
-// the channel or connection breaks. Between reads (at least every
-// more_slice while it waits) it sends what `more` gives, each with its
-// own `timeout`.
+// the channel or connection breaks. Between reads (after each frame, and
+// every more_slice while none comes) it sends what `more` gives, until it
+// says there is nothing more; each send moves the deadline to `timeout`
+// after it.
 void amqp_client::impl::await_confirms(
   confirm_tracker& t, std::chrono::steady_clock::time_point deadline,
   std::chrono::milliseconds timeout, const more_messages& more) {
+  bool asking = static_cast<bool>(more);
   auto send_more = [&] {
-    if (!more || blocked || !open)
+    if (!asking || blocked || !open)
       return;
+    auto asked = std::chrono::steady_clock::now();
     auto ms = more();
-    if (ms.empty())
+    // The time `more` took (a read of the database, a worker's handlers)
+    // is not the broker's: confirms that came meanwhile wait in the socket.
+    deadline += std::chrono::steady_clock::now() - asked;
+    if (!ms) {
+      asking = false;
       return;
-    send_all(ms, t); // a failed write closes the connection: the read ends
+    }
+    if (ms->empty())
+      return;
+    send_all(*ms, t); // a failed write closes the connection: the read ends
     deadline = std::max(deadline, std::chrono::steady_clock::now() + timeout);
   };
   while (!t.pending.empty()) {
@@ -185,7 +196,7 @@ void amqp_client::impl::await_confirms(
       deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return;
-    if (more)
+    if (asking && !blocked)
       left = std::min<std::chrono::microseconds>(left, more_slice);
     amqp_frame_t f;
     auto tv = to_timeval(left);

@@ -38,7 +38,12 @@ publish_report amqp_job_publisher::publish(const std::vector<outgoing_message>& 
   };
   auto stamped_more = more_messages{};
   if (more)
-    stamped_more = [&] { return stamp(more()); };
+    stamped_more = [&]() -> std::optional<std::vector<outgoing_message>> {
+      auto next = more();
+      if (!next)
+        return std::nullopt;
+      return stamp(std::move(*next));
+    };
   return session_.publish_pipelined(stamp(ms), confirm_timeout_, stamped_more);
 }
 

@@ -125,7 +125,8 @@ publish_report amqp_session::publish_pipelined(const std::vector<outgoing_messag
   if (more)
     keep = [&] {
       auto next = more();
-      added.insert(added.end(), next.begin(), next.end());
+      if (next)
+        added.insert(added.end(), next->begin(), next->end());
       return next;
     };
   out = client_->publish_pipelined(ms, timeout, keep);

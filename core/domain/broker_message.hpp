@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,14 @@ enum class publish_status {
 const char* to_string(publish_status x);
 
 /// What a publish may send while it waits for the confirms of what it sent
-/// already: asked between reads of the confirms until it returns nothing
-/// (never while the broker blocks publishers). Its messages go out at
-/// once, so that they do not wait for the confirms of the ones before.
-using more_messages = std::function<std::vector<outgoing_message>()>;
+/// already: asked between reads of the confirms (after each frame, and
+/// every millisecond while none comes; never while the broker blocks
+/// publishers) until they are all in. Its messages go out at once, so
+/// that they do not wait for the confirms of the ones before. An empty
+/// answer is "nothing now" (asked again); nullopt is "nothing more in
+/// this publish" (not asked again: the wait is a plain one).
+using more_messages
+  = std::function<std::optional<std::vector<outgoing_message>>()>;
 
 /// The fate of each message a publish sent, in the order sent: the first
 /// batch, then each batch `more_messages` gave.

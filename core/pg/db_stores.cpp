@@ -48,8 +48,11 @@ std::string relay_session_settings(commit_mode mode) {
 // the routing statement, 0.9 for 0.1 the look (pg_stat_statements over a
 // tools/bench run), which made the routing transaction 8 ms long instead
 // of 2, and commit→published with it (docs/performance.md, "Plans made
-// once"). With sequential and bitmap scans off, their generic plans go by
-// the primary keys whatever the tables' size (tests/integration/query_plans).
+// once"). With sequential and bitmap scans off, and the statements' shapes
+// in routing_sql.hpp (the look reads the events above the cursor in one
+// index scan; each lookup stays a lookup per row, OFFSET 0), their generic
+// plans go by index whatever the tables' size when they were made
+// (tests/integration/query_plans, on plans made on empty tables).
 std::string routing_session_settings() {
   return relay_session_settings(commit_mode::relay_progress)
          + "; SET plan_cache_mode = force_generic_plan";
@@ -103,8 +106,15 @@ db_delivery_store::release_handed(const std::vector<handed_delivery>& ds) {
     [&](pg_connection& c) { return claims_.release_handed(c, ds); });
 }
 
-db_status_store::db_status_store(std::string url, const schema_names& names)
-  : session_(std::move(url)), repo_(names) {
+// The counts are read on their own connection, one read at a time per
+// database (actors/status.cpp): without a bound, a read that waits for a
+// lock (a migration, a manual ALTER TABLE) would hold every later answer
+// to the cached counts, however old they grow, until the lock is gone.
+db_status_store::db_status_store(std::string url, const schema_names& names,
+                                 std::chrono::milliseconds read_timeout)
+  : session_(std::move(url), "SET statement_timeout = "
+                               + std::to_string(read_timeout.count())),
+    repo_(names) {
 }
 
 caf::expected<status_counts> db_status_store::read() {

@@ -3,6 +3,7 @@
 // pass and nothing else (the actor backs off and tries again).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -128,7 +129,10 @@ private:
 
 class db_status_store : public status_store {
 public:
-  db_status_store(std::string url, const schema_names& names);
+  /// A read that takes longer than `read_timeout` (a lock it waits for, a
+  /// table that reads slowly) ends as an error of this database.
+  db_status_store(std::string url, const schema_names& names,
+                  std::chrono::milliseconds read_timeout = std::chrono::seconds{10});
   caf::expected<status_counts> read() override;
 
 private:

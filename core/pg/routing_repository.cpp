@@ -77,9 +77,8 @@ namespace {
 // The routing statement, everyday or the recovery's (routing_sql.hpp).
 std::string route_statement(bool recovery) {
   std::string sql = routing_detail::route_sql;
-  const std::string slot = "{{recovered_only}}";
-  sql.replace(sql.find(slot), slot.size(),
-              recovery ? routing_detail::recovered_only_sql : "");
+  fill_slot(sql, "{{recovered_only}}",
+            recovery ? routing_detail::recovered_only_sql : "");
   return with_routes(std::move(sql));
 }
 

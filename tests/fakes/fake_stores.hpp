@@ -160,9 +160,9 @@ public:
   }
 
   /// Set: each publish waits for confirms (as the broker's take a while),
-  /// and this runs before each look for more messages (what a router
-  /// hands over meanwhile, say). Unset: confirms come at once, and
-  /// `more` is never asked.
+  /// and this runs before each ask for more messages (what a router
+  /// hands over meanwhile, say); the confirms are in once `more` has
+  /// nothing. Unset: confirms come at once, and `more` is never asked.
   std::function<void()> while_confirming;
   int more_batches = 0; ///< batches `more` gave
 
@@ -181,13 +181,14 @@ public:
       }
     };
     add(ms);
+    // The confirms are all in once `more` has nothing (now or at all).
     while (more && while_confirming) {
       while_confirming();
       auto next = more();
-      if (next.empty())
+      if (!next || next->empty())
         break;
       ++more_batches;
-      add(next);
+      add(*next);
     }
     return out;
   }

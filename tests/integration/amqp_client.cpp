@@ -103,10 +103,11 @@ CAF_TEST(a message no queue takes is returned not lost) {
   CAF_CHECK_EQUAL(to_string(st[2]), std::string{"confirmed"});
 }
 
-CAF_TEST(what is sent while confirms are awaited is confirmed in the same publish) {
-  // The first batch is large enough that its confirms take a while: `more`
-  // is asked in the meantime, and what it gives (one message no queue
-  // takes among them) is settled in the order sent, after the first batch.
+CAF_TEST(what is sent while confirms are awaited is settled in the order sent) {
+  // `more` is asked while the confirms are awaited (after each frame, or
+  // each millisecond without one) until they are all in; what it gives
+  // (one message no queue takes among it) is settled in the same publish,
+  // each status in the order sent, after the first batch.
   std::vector<outgoing_message> first;
   for (int i = 0; i < 200; ++i)
     first.push_back(msg(queue, i));

@@ -60,6 +60,21 @@ struct fixture : cluster_fixture {
       .int64(0, 0);
   }
 
+  // Publishes n events to each database (each goes to the shared queue
+  // and to orders' own one) and waits until every delivery completed.
+  void publish_to_both_until_completed(int n) {
+    for (int i = 0; i < n; ++i) {
+      publish("e", "{}");
+      billing_publish();
+    }
+    CAF_REQUIRE(wait_until([&] {
+      return count_status("completed") == 2 * n && billing_completed() == n;
+    }));
+    CAF_CHECK_EQUAL(open_deliveries(), 0);
+  }
+
+  static answer completes(const job_seen&, int) { return answer::completed; }
+
   int64_t billing_completed() {
     return must_exec(db, "SELECT count(*) FROM " + all_deliveries(billing_names)
                            + " d WHERE status = 'completed'")
@@ -74,21 +89,10 @@ CAF_TEST_FIXTURE_SCOPE(many_databases_tests, fixture)
 CAF_TEST(one node serves two databases and a shared queue completes both) {
   auto all = two_databases();
   running_node node{all};
-  test_worker mail{amqp_url(), shared, [](const job_seen&, int) {
-                     return answer::completed;
-                   }};
-  test_worker pack{amqp_url(), own, [](const job_seen&, int) {
-                     return answer::completed;
-                   }};
+  test_worker mail{amqp_url(), shared, completes};
+  test_worker pack{amqp_url(), own, completes};
   constexpr int n = 20;
-  for (int i = 0; i < n; ++i) {
-    publish("e", "{}");
-    billing_publish();
-  }
-  CAF_REQUIRE(wait_until([&] {
-    return count_status("completed") == 2 * n && billing_completed() == n;
-  }));
-  CAF_CHECK_EQUAL(open_deliveries(), 0);
+  publish_to_both_until_completed(n);
   // Each database's sends carry its name and start with its tag; the
   // delivery ids of the two databases overlap (each has its own sequence).
   auto jobs = mail.seen();
@@ -153,12 +157,8 @@ CAF_TEST(a database that cannot be reached leaves the other one working) {
     if (cfg.database == "billing")
       cfg.database_url = "postgresql://nobody@127.0.0.1:1/none?connect_timeout=1";
   running_node node{all};
-  test_worker mail{amqp_url(), shared, [](const job_seen&, int) {
-                     return answer::completed;
-                   }};
-  test_worker pack{amqp_url(), own, [](const job_seen&, int) {
-                     return answer::completed;
-                   }};
+  test_worker mail{amqp_url(), shared, completes};
+  test_worker pack{amqp_url(), own, completes};
   for (int i = 0; i < 10; ++i)
     publish("e", "{}");
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 20; }));
@@ -180,12 +180,8 @@ CAF_TEST(a database host that never answers holds up neither the status nor the 
       cfg.database_url = "postgresql://nobody@127.0.0.1:" + std::to_string(silent.port())
                          + "/none?connect_timeout=8";
   running_node node{all};
-  test_worker mail{amqp_url(), shared, [](const job_seen&, int) {
-                     return answer::completed;
-                   }};
-  test_worker pack{amqp_url(), own, [](const job_seen&, int) {
-                     return answer::completed;
-                   }};
+  test_worker mail{amqp_url(), shared, completes};
+  test_worker pack{amqp_url(), own, completes};
   for (int i = 0; i < 10; ++i)
     publish("e", "{}");
   CAF_REQUIRE(wait_until([&] { return count_status("completed") == 20; }));
@@ -219,21 +215,10 @@ CAF_TEST(two nodes each serving one database share a queue and lose no result) {
   // that serves it.
   running_node orders_node{all, {"orders"}};
   running_node billing_node{all, {"billing"}};
-  test_worker mail{amqp_url(), shared, [](const job_seen&, int) {
-                     return answer::completed;
-                   }};
-  test_worker pack{amqp_url(), own, [](const job_seen&, int) {
-                     return answer::completed;
-                   }};
+  test_worker mail{amqp_url(), shared, completes};
+  test_worker pack{amqp_url(), own, completes};
   constexpr int n = 30;
-  for (int i = 0; i < n; ++i) {
-    publish("e", "{}");
-    billing_publish();
-  }
-  CAF_REQUIRE(wait_until([&] {
-    return count_status("completed") == 2 * n && billing_completed() == n;
-  }));
-  CAF_CHECK_EQUAL(open_deliveries(), 0);
+  publish_to_both_until_completed(n);
   // Each delivery ran once: none timed out for a result that was dropped.
   CAF_CHECK_EQUAL(mail.seen().size(), size_t{2 * n});
 }

@@ -79,4 +79,22 @@ CAF_TEST(the first read after the connection was lost answers from a new one) {
   CAF_CHECK_EQUAL(s->per_status.size(), 6u);
 }
 
+CAF_TEST(a read that waits for a lock ends as an error and the next one answers) {
+  db_status_store store{database_url(), names, std::chrono::milliseconds{300}};
+  CAF_REQUIRE(store.read());
+  // A migration's lock, say: the counts cannot be read while it is held.
+  auto locker = connect_db();
+  must_exec(locker, "BEGIN");
+  must_exec(locker, "LOCK TABLE " + names.deliveries + " IN ACCESS EXCLUSIVE MODE");
+  auto blocked = store.read();
+  CAF_CHECK(!blocked);
+  if (!blocked)
+    CAF_MESSAGE("while locked: " << render(blocked.error()));
+  must_exec(locker, "ROLLBACK");
+  auto s = store.read();
+  if (!s)
+    CAF_FAIL("status read failed: " << render(s.error()));
+  CAF_CHECK_EQUAL(s->per_status.size(), 6u);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -204,6 +204,35 @@ CAF_TEST(what is handed while confirms are awaited goes out without waiting for 
   CAF_CHECK_EQUAL(m.histograms["commit_to_published"].count, 3);
 }
 
+CAF_TEST(each delivery sent while confirms are awaited gets its own fate) {
+  box->put({hand(7)});
+  store->claims.push_back(claimed({1}));
+  int looks = 0;
+  publisher->while_confirming = [&] {
+    if (looks++ == 0)
+      box->put({hand(8), hand(9)});
+  };
+  // In the order sent: 7, then 8 and 9 handed meanwhile; 1 is claimed and
+  // sent in a publish of its own (confirmed).
+  publisher->statuses = {publish_status::confirmed, publish_status::nacked,
+                         publish_status::blocked};
+  auto d = spawn_dispatcher(manual_passes());
+  CAF_CHECK_EQUAL(request<int64_t>(d, once_atom::value), 2);
+  CAF_REQUIRE_EQUAL(publisher->published.size(), 4u);
+  CAF_CHECK_EQUAL(publisher->published[3].message_id, "1");
+  // 8 takes the retry path; 9, held by a blocking broker, goes back.
+  CAF_REQUIRE_EQUAL(store->applied.size(), 1u);
+  CAF_REQUIRE_EQUAL(store->applied[0].size(), 1u);
+  CAF_CHECK_EQUAL(store->applied[0][0].delivery_id, 8);
+  CAF_REQUIRE_EQUAL(store->released.size(), 1u);
+  CAF_REQUIRE_EQUAL(store->released[0].size(), 1u);
+  CAF_CHECK_EQUAL(store->released[0][0].id, 9);
+  auto& m = pass_state_of(d).metrics;
+  CAF_CHECK_EQUAL(m.counters["nacked"], 1);
+  CAF_CHECK_EQUAL(m.counters["blocked"], 1);
+  CAF_CHECK_EQUAL(m.histograms["commit_to_published"].count, 2);
+}
+
 CAF_TEST(a pass sends a bounded share of what is handed meanwhile and passes again) {
   box->put({hand(1)});
   int64_t next = 2;
