@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <set>
 
 #include "core/amqp/wire.hpp"
@@ -37,12 +36,6 @@ constexpr std::chrono::milliseconds broker_recheck{250};
 // this, on every node.
 constexpr std::chrono::milliseconds pause_recheck{1000};
 
-// Where a batch starts among the jobs one publish sent, and when it went.
-struct sent_batch {
-  size_t first = 0;
-  std::chrono::steady_clock::time_point at;
-};
-
 class dispatcher_role : public pass_role {
 public:
   dispatcher_role(std::shared_ptr<delivery_store> store,
@@ -55,7 +48,6 @@ public:
 
   pass_outcome pass() override {
     pass_outcome out;
-    handed_this_pass_ = 0;
     // Claim nothing while the broker is unreachable: claimed deliveries
     // would only wait for their timeout. Nor take any handed over: they
     // go back to pending for a pass that can publish them.
@@ -119,9 +111,7 @@ public:
     if (box_)
       give_credit(*claimed, out);
     if (!jobs.empty())
-      out.error = publish(std::move(jobs), out);
-    if (box_ && box_->waiting() > 0)
-      out.more = true; // handed while the last confirms came in
+      out.error = publish(jobs, out);
     if (box_ && out.error)
       box_->set_accepting(false);
     if (!out.more && claimed->next_ready_seconds)
@@ -254,27 +244,17 @@ private:
                                  - static_cast<int64_t>(claimed.jobs.size()));
   }
 
-  // Publishes what the router handed over (core/domain/handoff.hpp).
+  // Publishes what the router handed over (core/domain/handoff.hpp). When
+  // their job messages cannot be read (a data error, say), they go back to
+  // pending: the claim then sends them, or quarantines the one that fails.
+  // So do those the read left out for their time to live: the claim
+  // expires them.
   caf::error publish_handed(std::vector<handed_delivery> handed,
                             pass_outcome& out) {
     if (handed.empty())
       return caf::none;
     if (box_->waiting() > 0)
       out.more = true; // the rest of what was handed: a pass at once
-    auto jobs = read_handed(std::move(handed), out);
-    if (!jobs)
-      return jobs.error();
-    if (jobs->empty())
-      return caf::none;
-    return publish(std::move(*jobs), out);
-  }
-
-  // The job messages of handed deliveries. When they cannot be read (a
-  // data error, say), they go back to pending: the claim then sends them,
-  // or quarantines the one that fails. So do those the read left out for
-  // their time to live: the claim expires them.
-  caf::expected<std::vector<job_to_send>>
-  read_handed(std::vector<handed_delivery> handed, pass_outcome& out) {
     auto fetched = store_->fetch_handed(handed);
     if (!fetched) {
       give_back(std::move(handed));
@@ -283,49 +263,9 @@ private:
     if (fetched->jobs.size() < handed.size())
       give_back(left_out(handed, fetched->jobs));
     out.counters["handed"] += static_cast<int64_t>(fetched->jobs.size());
-    return std::move(fetched->jobs);
-  }
-
-  // While the broker confirms what a pass sent, what the router hands over
-  // meanwhile goes out at once: it does not wait for those confirms, nor
-  // for the claim after them. Up to handed_per_pass() in a pass (the
-  // rest comes at the next one, at once), and nothing while paused or
-  // after a read failed (nullopt: the publish asks no more). `sent` gets
-  // the jobs taken, `batches` where each batch starts and when it went.
-  std::optional<std::vector<outgoing_message>>
-  more_handed(std::vector<job_to_send>& sent, std::vector<sent_batch>& batches,
-              pass_outcome& out, caf::error& failed) {
-    auto left = handed_per_pass() - handed_this_pass_;
-    if (!box_ || paused_ || failed || left <= 0)
-      return std::nullopt;
-    if (box_->waiting() == 0)
-      return std::vector<outgoing_message>{};
-    auto handed = box_->take(static_cast<size_t>(
-      std::min<int64_t>(limits_.batch_size, left)));
-    handed_this_pass_ += static_cast<int64_t>(handed.size());
-    std::vector<outgoing_message> messages;
-    if (handed.empty())
-      return messages;
-    auto jobs = read_handed(std::move(handed), out);
-    if (!jobs) {
-      failed = jobs.error();
-      return std::nullopt;
-    }
-    if (jobs->empty())
-      return messages;
-    batches.push_back({sent.size(), std::chrono::steady_clock::now()});
-    for (auto& j : *jobs) {
-      messages.push_back(job_message(j));
-      sent.push_back(std::move(j));
-    }
-    return messages;
-  }
-
-  // What one pass publishes at most of what is handed over while it
-  // awaits confirms: a few claims' worth, so that a steady stream still
-  // leaves room for the claim and the pass's figures.
-  int64_t handed_per_pass() const {
-    return 4 * static_cast<int64_t>(limits_.batch_size);
+    if (fetched->jobs.empty())
+      return caf::none;
+    return publish(fetched->jobs, out);
   }
 
   static std::vector<handed_delivery>
@@ -360,36 +300,18 @@ private:
     out.hold = true;
   }
 
-  caf::error publish(std::vector<job_to_send> jobs, pass_outcome& out) {
+  caf::error publish(const std::vector<job_to_send>& jobs, pass_outcome& out) {
     std::vector<outgoing_message> messages;
     messages.reserve(jobs.size());
     for (auto& j : jobs)
       messages.push_back(job_message(j));
-    // The claim (or the read of handed jobs) just returned: its event ages
-    // plus the time from here to the confirms make each job's
-    // commit→published latency.
-    std::vector<sent_batch> batches{{0, std::chrono::steady_clock::now()}};
-    caf::error more_failed;
-    more_messages more;
-    if (box_)
-      more = [&] { return more_handed(jobs, batches, out, more_failed); };
-    auto report = publisher_->publish(messages, more);
-    auto& statuses = report.statuses;
-    auto waited = [&](size_t i, const sent_batch& b) {
-      return i < report.settled_at.size()
-               ? std::chrono::duration<double>(report.settled_at[i] - b.at).count()
-               : 0.0;
-    };
-    for (size_t b = 0; b < batches.size(); ++b) {
-      auto end = b + 1 < batches.size() ? batches[b + 1].first : jobs.size();
-      double confirm = 0;
-      for (auto i = batches[b].first; i < end; ++i) {
-        auto w = waited(i, batches[b]);
-        confirm = std::max(confirm, w);
-        jobs[i].event_age_seconds += w; // now commit→settled
-      }
-      out.latencies["confirm"].push_back(confirm);
-    }
+    // The claim just returned: its event ages plus the time from here to
+    // the confirms make each job's commit→published latency.
+    auto sent = std::chrono::steady_clock::now();
+    auto statuses = publisher_->publish(messages);
+    auto confirm = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent)
+                     .count();
+    out.latencies["confirm"].push_back(confirm);
     std::vector<send_result> failures;
     std::vector<handed_delivery> not_sent;
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -397,7 +319,8 @@ private:
       if (status == publish_status::confirmed) {
         ++out.rows;
         out.events.push_back(published_event(jobs[i]));
-        out.latencies["commit_to_published"].push_back(jobs[i].event_age_seconds);
+        out.latencies["commit_to_published"].push_back(jobs[i].event_age_seconds
+                                                       + confirm);
         continue;
       }
       ++out.counters[to_string(status)];
@@ -415,7 +338,7 @@ private:
     window_.released(static_cast<int64_t>(not_sent.size()));
     give_back(std::move(not_sent));
     if (failures.empty())
-      return more_failed;
+      return caf::none;
     // The broker did not take these: a retryable failure of each alone.
     // If this fails too, they stay dispatched and the sweeper retries them
     // at their timeout: later, but nothing is lost.
@@ -428,7 +351,7 @@ private:
     for (auto& t : applied->transitions)
       out.events.push_back(transition_event(t));
     add_trace_ids(out.events, trace_ids);
-    return more_failed;
+    return caf::none;
   }
 
   send_result failed_send(const job_to_send& j, publish_status status,
@@ -455,8 +378,6 @@ private:
   in_flight_window window_;
   bool blocked_ = false; ///< the broker blocked publishers at the last look
   bool paused_ = false;  ///< the queue was paused at the last claim
-  /// Handed deliveries this pass took while it awaited confirms.
-  int64_t handed_this_pass_ = 0;
   std::chrono::steady_clock::time_point results_looked_at_{};
   bool results_behind_ = false; ///< at the last look
 };

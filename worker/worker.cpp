@@ -1,7 +1,6 @@
 #include "worker/worker.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <thread>
 
 #include "core/amqp/wire.hpp"
@@ -22,10 +21,6 @@ constexpr auto poll_interval = std::chrono::milliseconds{200};
 // How often the connections are serviced while a handler runs: far more
 // often than any heartbeat interval needs, and a poll costs little.
 constexpr auto service_interval = std::chrono::milliseconds{100};
-// How many rounds one publish of results holds at most (the first batch
-// and up to seven that arrived while results were being confirmed), so
-// that a steady stream of jobs still lets the loop prune the inbox.
-constexpr size_t max_rounds_per_publish = 8;
 
 } // namespace
 
@@ -121,24 +116,17 @@ void worker::run(int64_t max_jobs) {
     // Take what else is already here (up to the prefetch), so that the
     // results go out as one pipelined, confirmed batch.
     std::vector<incoming_message> batch{std::move(**first)};
-    auto budget = max_jobs > 0 ? max_jobs - handled : int64_t{0};
-    auto limit = max_jobs > 0 ? std::min<int64_t>(opts_.prefetch, budget)
+    auto limit = max_jobs > 0 ? std::min<int64_t>(opts_.prefetch, max_jobs - handled)
                               : int64_t{opts_.prefetch};
-    auto rest = take_ready(limit - 1);
-    std::move(rest.begin(), rest.end(), std::back_inserter(batch));
-    handled += process(std::move(batch), budget);
+    while (static_cast<int64_t>(batch.size()) < limit) {
+      auto more = next_job(std::chrono::milliseconds{0});
+      if (!more || !*more)
+        break;
+      batch.push_back(std::move(**more));
+    }
+    process(batch);
+    handled += static_cast<int64_t>(batch.size());
   }
-}
-
-std::vector<incoming_message> worker::take_ready(int64_t limit) {
-  std::vector<incoming_message> out;
-  while (static_cast<int64_t>(out.size()) < limit) {
-    auto more = next_job(std::chrono::milliseconds{0});
-    if (!more || !*more)
-      break;
-    out.push_back(std::move(**more));
-  }
-  return out;
 }
 
 worker::decision worker::decide(const incoming_message& m) {
@@ -241,121 +229,72 @@ void worker::keep_alive() {
     if (m && *m)
       backlog_.push_back(std::move(**m));
   }
-  if (publishing_)
-    publisher_.heartbeat_if_due();
-  else if (publisher_.is_open())
+  if (publisher_.is_open())
     publisher_.keep_alive();
 }
 
-std::vector<outgoing_message> worker::run_round(std::vector<incoming_message> jobs,
-                                                size_t first_message,
-                                                std::vector<round>& rounds) {
-  round r;
-  r.jobs = std::move(jobs);
-  r.first_message = first_message;
+void worker::process(const std::vector<incoming_message>& batch) {
+  std::vector<decision> decisions;
+  std::vector<send_result> results;
   // The handlers run on the helper thread, which touches no connection;
   // this thread keeps both alive meanwhile.
   handler_thread_.run(
     [&] {
-      for (auto& m : r.jobs)
-        r.decisions.push_back(decide(m));
+      for (auto& m : batch)
+        decisions.push_back(decide(m));
     },
     [this] { keep_alive(); }, service_interval);
-  std::vector<send_result> results;
-  for (auto& d : r.decisions)
+  for (auto& d : decisions)
     if (d.action == decision::send)
       results.push_back(d.result);
-  rounds.push_back(std::move(r));
-  // The round's results travel together: one message for the broker to
+  // The batch's results travel together: one message for the broker to
   // store, confirm, deliver and have acked, instead of one per job.
-  return result_batch_messages(opts_.queue, results);
-}
-
-int64_t worker::process(std::vector<incoming_message> batch, int64_t budget) {
-  std::vector<round> rounds;
-  auto taken = static_cast<int64_t>(batch.size());
-  auto out = run_round(std::move(batch), 0, rounds);
-  auto sent = out.size();
-  // Jobs that arrive while the broker confirms run meanwhile, and their
-  // results join the publish. Not after a job had to go back to the
-  // queue (the inbox is down), nor past the budget or a stop, nor once
-  // the jobs' connection dropped: what it delivered went back to the
-  // queue, also those kept in the backlog.
-  more_messages more = [&]() -> std::optional<std::vector<outgoing_message>> {
-    if (stop_ || inbox_down_ || rounds.size() >= max_rounds_per_publish
-        || (budget > 0 && taken >= budget) || !consumer_.is_open())
-      return std::nullopt;
-    auto limit = budget > 0 ? std::min<int64_t>(opts_.prefetch, budget - taken)
-                            : int64_t{opts_.prefetch};
-    auto next = take_ready(limit);
-    if (next.empty())
-      return std::vector<outgoing_message>{};
-    taken += static_cast<int64_t>(next.size());
-    counters_.pipelined += static_cast<int64_t>(next.size());
-    auto ms = run_round(std::move(next), sent, rounds);
-    sent += ms.size();
-    return ms;
-  };
+  auto out = result_batch_messages(opts_.queue, results);
   // Results that never left because the results connection had been
   // dropped go again over a new one: the jobs are not run twice for it.
-  publish_report report;
-  if (!out.empty()) {
-    struct publishing_scope {
-      bool& flag;
-      explicit publishing_scope(bool& f) : flag(f) { flag = true; }
-      ~publishing_scope() { flag = false; }
-    } scope{publishing_};
-    report = publisher_.publish_pipelined(out, confirm_timeout, more);
-  }
-  settle(rounds, report.statuses);
-  return taken;
-}
-
-void worker::settle(const std::vector<round>& rounds,
-                    const std::vector<publish_status>& statuses) {
-  // One cumulative ack covers every job up to the last one whose result
-  // is confirmed: the channel holds no older unacked job (each publish
-  // ends acked, or the connection is dropped).
+  auto statuses = out.empty() ? std::vector<publish_status>{}
+                              : publisher_.publish(out, confirm_timeout);
+  // One cumulative ack covers every job of the batch up to the last one
+  // whose result is confirmed: the channel holds no older unacked job
+  // (each batch ends acked, or the connection is dropped).
   std::optional<uint64_t> ack_through;
   auto ack_done = [&] {
     if (ack_through)
       consumer_.ack(*ack_through, /*multiple*/ true);
   };
-  for (auto& r : rounds) {
-    size_t next = 0;
-    for (size_t i = 0; i < r.jobs.size(); ++i) {
-      auto& d = r.decisions[i];
-      if (d.action == decision::ack) {
-        ack_through = r.jobs[i].delivery_tag;
-        continue;
-      }
-      if (d.action == decision::requeue) {
-        // This and the rest go back to the queue with the connection: the
-        // worker takes nothing until the inbox answers again.
-        counters_.requeued += static_cast<int64_t>(r.jobs.size() - i);
-        ack_done();
-        consumer_.reset();
-        return;
-      }
-      // The n-th result of a round went in its message n / max_results_per_message.
-      auto message = r.first_message + next++ / max_results_per_message;
-      auto st = message < statuses.size() ? statuses[message]
-                                          : publish_status::lost;
-      if (st == publish_status::confirmed) {
-        ack_through = r.jobs[i].delivery_tag;
-        continue;
-      }
-      // Not confirmed: leave this and the rest unacked and drop the
-      // connection, so the broker hands them out again; a result that did
-      // arrive makes the repeat stale.
-      logger("worker")->warn("event=result_not_confirmed outboxDeliveryId={} "
-                             "status={}",
-                             d.result.delivery_id, to_string(st));
+  size_t next = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto& d = decisions[i];
+    if (d.action == decision::ack) {
+      ack_through = batch[i].delivery_tag;
+      continue;
+    }
+    if (d.action == decision::requeue) {
+      // This and the rest go back to the queue with the connection: the
+      // worker takes nothing until the inbox answers again.
+      counters_.requeued += static_cast<int64_t>(batch.size() - i);
       ack_done();
       consumer_.reset();
-      publisher_.reset();
       return;
     }
+    // The n-th result went in message n / max_results_per_message.
+    auto message = next++ / max_results_per_message;
+    auto st = message < statuses.size() ? statuses[message]
+                                        : publish_status::lost;
+    if (st == publish_status::confirmed) {
+      ack_through = batch[i].delivery_tag;
+      continue;
+    }
+    // Not confirmed: leave this and the rest unacked and drop the
+    // connection, so the broker hands them out again; a result that did
+    // arrive makes the repeat stale.
+    logger("worker")->warn("event=result_not_confirmed outboxDeliveryId={} "
+                           "status={}",
+                           d.result.delivery_id, to_string(st));
+    ack_done();
+    consumer_.reset();
+    publisher_.reset();
+    return;
   }
   ack_done();
 }

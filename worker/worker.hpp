@@ -1,10 +1,7 @@
 // The C++ worker: consumes one queue's job messages, runs the handler
 // registered for each job, publishes the results to `<queue>.results` with
 // publisher confirms (the results of the jobs already waiting, up to the
-// prefetch, as one result message) and only then acks each job. While the
-// broker confirms one batch's results, the jobs that arrived meanwhile run
-// and their results go out too: a job does not wait for the confirms of
-// the batch before it.
+// prefetch, as one result message) and only then acks each job.
 //
 // Delivery is at least once: if the worker dies after the handler ran but
 // before the ack, RabbitMQ hands the job to another worker, which runs it
@@ -63,9 +60,6 @@ struct worker_counters {
   int64_t direct = 0;    ///< direct jobs run (no result sent)
   int64_t repeats = 0;   ///< inbox jobs already recorded: not run again
   int64_t requeued = 0;  ///< jobs put back while the inbox was unreachable
-  /// Jobs run while the results of the jobs before them were being
-  /// confirmed, rather than after those confirms.
-  int64_t pipelined = 0;
   int64_t pruned = 0;    ///< inbox records removed after their time
   /// Jobs of ordered routes not started because their outboxExpiresAt had
   /// passed (answered `retry`; docs/ordering.md "A late send").
@@ -132,31 +126,11 @@ private:
   bool inbox_back();
   /// Prunes the inbox when it is time and the queue was seen empty.
   void prune_inbox();
-  /// One batch of jobs as it ran: what was decided for each, and where its
-  /// results start among the messages of the publish.
-  struct round {
-    std::vector<incoming_message> jobs;
-    std::vector<decision> decisions;
-    size_t first_message = 0;
-  };
-  /// Runs `batch` and those that arrive while its results are confirmed
-  /// (at most `budget` jobs in all, when it is positive), then acks each
-  /// whose result is confirmed. Returns how many jobs it took.
-  int64_t process(std::vector<incoming_message> batch, int64_t budget);
-  /// Runs a round's handlers; returns its result messages.
-  std::vector<outgoing_message> run_round(std::vector<incoming_message> jobs,
-                                          size_t first_message,
-                                          std::vector<round>& rounds);
-  /// Acks what the publish confirmed, in order, up to the first job that
-  /// must go back to the queue (requeued, or its result unconfirmed).
-  void settle(const std::vector<round>& rounds,
-              const std::vector<publish_status>& statuses);
-  /// Jobs already delivered, up to `limit`, without waiting.
-  std::vector<incoming_message> take_ready(int64_t limit);
+  /// Runs a batch, publishes its results with confirms, then acks.
+  void process(const std::vector<incoming_message>& batch);
   /// The next job: one read while a handler ran, else from the consumer.
   caf::expected<std::optional<incoming_message>> next_job(std::chrono::milliseconds wait);
-  /// Sends due heartbeats on both connections and reads what arrived on
-  /// the jobs' one (and on the results' one, unless inside a publish).
+  /// Sends due heartbeats on both connections and reads what arrived.
   void keep_alive();
 
   worker_options opts_;
@@ -172,9 +146,6 @@ private:
   amqp_session consumer_;  ///< consumes the queue
   amqp_session publisher_; ///< publishes the results
   std::deque<incoming_message> backlog_; ///< delivered while a handler ran
-  /// Inside a publish of results: the results connection gets heartbeats
-  /// only, as a read would take the confirms the publish waits for.
-  bool publishing_ = false;
   helper_thread handler_thread_;
 };
 

@@ -76,8 +76,9 @@ caf::error amqp_client::impl::check(amqp_rpc_reply_t r, const char* what) {
   }
 }
 
-// Sends a heartbeat when half the interval passed without a write.
-bool amqp_client::impl::heartbeat_if_due() {
+// See amqp_client::keep_alive. Frames other than a close are late
+// confirms or returns of a batch that already gave up on them: dropped.
+bool amqp_client::impl::keep_alive() {
   if (!open)
     return false;
   auto now = std::chrono::steady_clock::now();
@@ -91,14 +92,6 @@ bool amqp_client::impl::heartbeat_if_due() {
     }
     last_write = now;
   }
-  return true;
-}
-
-// See amqp_client::keep_alive. Frames other than a close are late
-// confirms or returns of a batch that already gave up on them: dropped.
-bool amqp_client::impl::keep_alive() {
-  if (!heartbeat_if_due())
-    return false;
   // Bounded: a broker that floods an idle publisher is not waited out.
   for (int i = 0; i < 1000; ++i) {
     amqp_frame_t f;
@@ -201,10 +194,6 @@ bool amqp_client::is_open() const {
 
 bool amqp_client::keep_alive() {
   return impl_->keep_alive();
-}
-
-bool amqp_client::heartbeat_if_due() {
-  return impl_->heartbeat_if_due();
 }
 
 std::chrono::seconds amqp_client::heartbeat() const {

@@ -70,16 +70,6 @@ public:
   std::vector<publish_status> publish_batch(const std::vector<outgoing_message>& ms,
                                             std::chrono::milliseconds timeout);
 
-  /// publish_batch, and while it waits for the confirms it sends what
-  /// `more` gives (see more_messages: after each frame, and every
-  /// millisecond while none comes; never while the broker blocks
-  /// publishers). The wait ends `timeout` after the last send, not
-  /// counting the time spent in `more`. Returns when all are settled: one
-  /// status per message in the order sent, and when each was settled.
-  publish_report publish_pipelined(const std::vector<outgoing_message>& ms,
-                                   std::chrono::milliseconds timeout,
-                                   const more_messages& more);
-
   /// Starts consuming `queue` with at most `prefetch` unacked messages.
   caf::error consume(const std::string& queue, uint16_t prefetch);
 
@@ -108,11 +98,6 @@ public:
   /// interval to keep an idle connection alive; a connection the broker
   /// already dropped is found broken here, before anything is written.
   bool keep_alive();
-
-  /// keep_alive's heartbeat alone, reading nothing: for a publisher whose
-  /// caller runs inside publish_pipelined's `more` (a worker's handler,
-  /// say), where a read would take the confirms the publish waits for.
-  bool heartbeat_if_due();
 
   /// The negotiated heartbeat interval (0: none).
   std::chrono::seconds heartbeat() const;

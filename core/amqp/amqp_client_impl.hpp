@@ -60,7 +60,6 @@ struct amqp_client::impl {
   caf::error reopen_channel();
   caf::error check(amqp_rpc_reply_t r, const char* what);
   bool keep_alive();
-  bool heartbeat_if_due();
 
   // amqp_client_publish.cpp: publishing with confirms, blocked tracking.
   bool note_blocking(amqp_method_number_t id);
@@ -68,8 +67,7 @@ struct amqp_client::impl {
   bool send_all(const std::vector<outgoing_message>& ms,
                 amqp_detail::confirm_tracker& t);
   void await_confirms(amqp_detail::confirm_tracker& t,
-                      std::chrono::steady_clock::time_point deadline,
-                      std::chrono::milliseconds timeout, const more_messages& more);
+                      std::chrono::steady_clock::time_point deadline);
   void read_return(amqp_detail::confirm_tracker& t);
 };
 

@@ -3,7 +3,6 @@
 // connection.blocked / .unblocked tracked meanwhile.
 #include "core/amqp/amqp_client.hpp"
 
-#include <algorithm>
 #include <map>
 
 #include <netinet/in.h>
@@ -21,12 +20,6 @@ namespace {
 // How long a publish still waits for confirms once the broker said it
 // blocks publishers (connection.blocked).
 constexpr auto blocked_confirm_grace = std::chrono::milliseconds{500};
-
-// How long a publish with more_messages waits for a frame before it asks
-// for more: what a message handed to the publisher meanwhile may wait at
-// most before it goes out. Not less: rabbitmq-c waits in whole
-// milliseconds, and below one it polls without waiting, a busy loop.
-constexpr auto more_slice = std::chrono::milliseconds{1};
 
 // A message's headers as an AMQP table of long strings; `entries` holds
 // the table's storage and must outlive the publish.
@@ -67,10 +60,9 @@ private:
 
 namespace amqp_detail {
 
-// The messages of one publish still waiting for their confirm: the first
-// batch and what more_messages added while it waited.
+// The messages of one publish_batch still waiting for their confirm.
 struct confirm_tracker {
-  publish_report& report;
+  std::vector<publish_status>& out;
   std::map<uint64_t, size_t> pending;               // delivery tag -> index
   std::map<std::string, std::vector<size_t>> by_id; // message id -> indexes
 
@@ -80,12 +72,9 @@ struct confirm_tracker {
     auto first = multiple ? pending.begin() : pending.find(tag);
     auto last = multiple ? pending.upper_bound(tag)
                          : (first == pending.end() ? first : std::next(first));
-    auto now = std::chrono::steady_clock::now();
-    for (auto it = first; it != last; ++it) {
-      if (report.statuses[it->second] != publish_status::returned)
-        report.statuses[it->second] = status;
-      report.settled_at[it->second] = now;
-    }
+    for (auto it = first; it != last; ++it)
+      if (out[it->second] != publish_status::returned)
+        out[it->second] = status;
     pending.erase(first, last);
   }
 };
@@ -114,14 +103,10 @@ bool amqp_client::impl::enable_confirms() {
   return true;
 }
 
-// Publishes every message persistent and mandatory without waiting, after
-// those the tracker holds already: the confirms arrive later, pipelined.
-// False once the socket refused a write.
+// Publishes every message persistent and mandatory without waiting: the
+// confirms arrive later, pipelined. False once the socket refused a write.
 bool amqp_client::impl::send_all(const std::vector<outgoing_message>& ms,
                                  confirm_tracker& t) {
-  auto base = t.report.statuses.size();
-  t.report.statuses.resize(base + ms.size(), publish_status::lost);
-  t.report.settled_at.resize(base + ms.size());
   corked_socket corked{amqp_get_sockfd(conn)};
   std::vector<amqp_table_entry_t> entries;
   for (size_t i = 0; i < ms.size(); ++i) {
@@ -151,60 +136,30 @@ bool amqp_client::impl::send_all(const std::vector<outgoing_message>& ms,
         != AMQP_STATUS_OK) {
       // This message did not get out whole (the broker drops a partial
       // one) and the rest were never written; the earlier ones did.
-      for (size_t k = i; k < ms.size(); ++k) {
-        t.report.statuses[base + k] = publish_status::unsent;
-        t.report.settled_at[base + k] = std::chrono::steady_clock::now();
-      }
+      for (size_t k = i; k < ms.size(); ++k)
+        t.out[k] = publish_status::unsent;
       open = false;
       return false;
     }
     last_write = std::chrono::steady_clock::now();
-    t.pending.emplace(next_tag++, base + i);
-    t.by_id[m.message_id].push_back(base + i);
+    t.pending.emplace(next_tag++, i);
+    t.by_id[m.message_id].push_back(i);
   }
   return true;
 }
 
 // Reads frames until every message is settled, the deadline passes or
-// the channel or connection breaks. Between reads (after each frame, and
-// every more_slice while none comes) it sends what `more` gives, until it
-// says there is nothing more; each send moves the deadline to `timeout`
-// after it.
+// the channel or connection breaks.
 void amqp_client::impl::await_confirms(
-  confirm_tracker& t, std::chrono::steady_clock::time_point deadline,
-  std::chrono::milliseconds timeout, const more_messages& more) {
-  bool asking = static_cast<bool>(more);
-  auto send_more = [&] {
-    if (!asking || blocked || !open)
-      return;
-    auto asked = std::chrono::steady_clock::now();
-    auto ms = more();
-    // The time `more` took (a read of the database, a worker's handlers)
-    // is not the broker's: confirms that came meanwhile wait in the socket.
-    deadline += std::chrono::steady_clock::now() - asked;
-    if (!ms) {
-      asking = false;
-      return;
-    }
-    if (ms->empty())
-      return;
-    send_all(*ms, t); // a failed write closes the connection: the read ends
-    deadline = std::max(deadline, std::chrono::steady_clock::now() + timeout);
-  };
+  confirm_tracker& t, std::chrono::steady_clock::time_point deadline) {
   while (!t.pending.empty()) {
     auto left = std::chrono::duration_cast<std::chrono::microseconds>(
       deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return;
-    if (asking && !blocked)
-      left = std::min<std::chrono::microseconds>(left, more_slice);
     amqp_frame_t f;
     auto tv = to_timeval(left);
     int rc = amqp_simple_wait_frame_noblock(conn, &f, &tv);
-    if (rc == AMQP_STATUS_TIMEOUT && open) {
-      send_more();
-      continue;
-    }
     if (rc != AMQP_STATUS_OK) {
       open = open && rc == AMQP_STATUS_TIMEOUT;
       return;
@@ -238,7 +193,6 @@ void amqp_client::impl::await_confirms(
       open = false;
       return;
     }
-    send_more();
   }
 }
 
@@ -254,7 +208,7 @@ void amqp_client::impl::read_return(confirm_tracker& t) {
     auto it = t.by_id.find(text(m.properties.message_id));
     if (it != t.by_id.end())
       for (auto i : it->second)
-        t.report.statuses[i] = publish_status::returned;
+        t.out[i] = publish_status::returned;
   }
   amqp_destroy_message(&m);
 }
@@ -262,42 +216,28 @@ void amqp_client::impl::read_return(confirm_tracker& t) {
 std::vector<publish_status>
 amqp_client::publish_batch(const std::vector<outgoing_message>& ms,
                            std::chrono::milliseconds timeout) {
-  return publish_pipelined(ms, timeout, {}).statuses;
-}
-
-publish_report amqp_client::publish_pipelined(const std::vector<outgoing_message>& ms,
-                                              std::chrono::milliseconds timeout,
-                                              const more_messages& more) {
   auto& p = *impl_;
-  publish_report out;
-  auto all_of = [&](publish_status st) {
-    out.statuses.assign(ms.size(), st);
-    out.settled_at.assign(ms.size(), std::chrono::steady_clock::now());
-    return out;
-  };
   // A connection the broker dropped while we were idle is found here,
   // before a byte is written: its messages are unsent, not lost.
   if (!p.keep_alive())
-    return all_of(publish_status::unsent);
+    return std::vector<publish_status>(ms.size(), publish_status::unsent);
   if (ms.empty())
-    return out;
+    return {};
   if (!p.enable_confirms()) // nothing written: unsent if the connection broke
-    return all_of(p.open ? publish_status::lost : publish_status::unsent);
+    return std::vector<publish_status>(ms.size(), p.open ? publish_status::lost
+                                                         : publish_status::unsent);
+  std::vector<publish_status> out(ms.size(), publish_status::lost);
   confirm_tracker track{out, {}, {}};
   p.blocked_in_publish = p.blocked;
   if (!p.send_all(ms, track))
     return out;
-  p.await_confirms(track, std::chrono::steady_clock::now() + timeout, timeout,
-                   more);
+  p.await_confirms(track, std::chrono::steady_clock::now() + timeout);
   // Unconfirmed messages stay `lost`, even if returned: we cannot know
   // more. Unless the broker blocked publishers meanwhile: it holds what it
   // has not read yet, and may take it after the alarm.
-  auto now = std::chrono::steady_clock::now();
-  for (auto& [tag, index] : track.pending) {
-    out.statuses[index] = p.blocked_in_publish && p.open ? publish_status::blocked
-                                                         : publish_status::lost;
-    out.settled_at[index] = now;
-  }
+  for (auto& [tag, index] : track.pending)
+    out[index] = p.blocked_in_publish && p.open ? publish_status::blocked
+                                                : publish_status::lost;
   return out;
 }
 

@@ -25,26 +25,16 @@ caf::error amqp_job_publisher::ready() {
   return session_.ready();
 }
 
-publish_report amqp_job_publisher::publish(const std::vector<outgoing_message>& ms,
-                                           const more_messages& more) {
+std::vector<publish_status>
+amqp_job_publisher::publish(const std::vector<outgoing_message>& ms) {
   if (database_.empty())
-    return session_.publish_pipelined(ms, confirm_timeout_, more);
+    return session_.publish(ms, confirm_timeout_);
   // Which database a job came from, for a worker that serves several (an
   // `outbox*` header name is never an event's: is_reserved_header).
-  auto stamp = [this](std::vector<outgoing_message> batch) {
-    for (auto& m : batch)
-      m.headers[database_header] = database_;
-    return batch;
-  };
-  auto stamped_more = more_messages{};
-  if (more)
-    stamped_more = [&]() -> std::optional<std::vector<outgoing_message>> {
-      auto next = more();
-      if (!next)
-        return std::nullopt;
-      return stamp(std::move(*next));
-    };
-  return session_.publish_pipelined(stamp(ms), confirm_timeout_, stamped_more);
+  auto stamped = ms;
+  for (auto& m : stamped)
+    m.headers[database_header] = database_;
+  return session_.publish(stamped, confirm_timeout_);
 }
 
 bool amqp_job_publisher::blocked() const {

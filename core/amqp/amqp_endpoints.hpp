@@ -24,9 +24,9 @@ public:
                      std::string database = "");
   caf::error ready() override;
   /// Messages the broker never got because the connection was found
-  /// broken go again over a new one (amqp_session::publish_pipelined).
-  publish_report publish(const std::vector<outgoing_message>& ms,
-                         const more_messages& more) override;
+  /// broken go again over a new one (amqp_session::publish).
+  std::vector<publish_status>
+  publish(const std::vector<outgoing_message>& ms) override;
   bool blocked() const override;
   caf::expected<int64_t> results_waiting() override;
 

@@ -108,43 +108,22 @@ caf::error amqp_session::declare(const std::string& queue, queue_type type) {
 std::vector<publish_status>
 amqp_session::publish(const std::vector<outgoing_message>& ms,
                       std::chrono::milliseconds timeout) {
-  return publish_pipelined(ms, timeout, {}).statuses;
-}
-
-publish_report amqp_session::publish_pipelined(const std::vector<outgoing_message>& ms,
-                                               std::chrono::milliseconds timeout,
-                                               const more_messages& more) {
-  publish_report out;
-  out.statuses.assign(ms.size(), publish_status::unsent);
-  out.settled_at.assign(ms.size(), std::chrono::steady_clock::now());
+  std::vector<publish_status> out(ms.size(), publish_status::unsent);
   if (!is_open() && connect())
     return out;
-  // What `more` gave, after `ms`: for a second send of the unsent ones.
-  std::vector<outgoing_message> added;
-  auto keep = more_messages{};
-  if (more)
-    keep = [&] {
-      auto next = more();
-      if (next)
-        added.insert(added.end(), next->begin(), next->end());
-      return next;
-    };
-  out = client_->publish_pipelined(ms, timeout, keep);
+  out = client_->publish_batch(ms, timeout);
   std::vector<size_t> again;
-  for (size_t i = 0; i < out.statuses.size(); ++i)
-    if (out.statuses[i] == publish_status::unsent)
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == publish_status::unsent)
       again.push_back(i);
   if (!again.empty() && !connect()) {
     std::vector<outgoing_message> resend;
     resend.reserve(again.size());
     for (auto i : again)
-      resend.push_back(i < ms.size() ? ms[i] : added[i - ms.size()]);
+      resend.push_back(ms[i]);
     auto second = client_->publish_batch(resend, timeout);
-    auto now = std::chrono::steady_clock::now();
-    for (size_t k = 0; k < again.size() && k < second.size(); ++k) {
-      out.statuses[again[k]] = second[k];
-      out.settled_at[again[k]] = now;
-    }
+    for (size_t k = 0; k < again.size() && k < second.size(); ++k)
+      out[again[k]] = second[k];
   }
   if (!is_open())
     reset();
@@ -170,10 +149,6 @@ caf::error amqp_session::ack(uint64_t tag, bool multiple) {
   if (err)
     reset();
   return err;
-}
-
-bool amqp_session::heartbeat_if_due() {
-  return client_ && client_->heartbeat_if_due();
 }
 
 bool amqp_session::keep_alive() {

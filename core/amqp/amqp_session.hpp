@@ -64,13 +64,6 @@ public:
   std::vector<publish_status> publish(const std::vector<outgoing_message>& ms,
                                       std::chrono::milliseconds timeout);
 
-  /// publish, sending what `more` gives while it waits for the confirms
-  /// (amqp_client::publish_pipelined); the unsent ones of every batch go
-  /// once more over a new connection.
-  publish_report publish_pipelined(const std::vector<outgoing_message>& ms,
-                                   std::chrono::milliseconds timeout,
-                                   const more_messages& more);
-
   /// A consumer's next message (nullopt on timeout). A failure drops the
   /// connection: the broker puts every unacked message back in the queue.
   caf::expected<std::optional<incoming_message>>
@@ -83,10 +76,6 @@ public:
   /// For a publisher between uses: services the connection (see ready())
   /// without connecting; false, and dropped, when it is broken.
   bool keep_alive();
-
-  /// From inside publish_pipelined's `more`: a heartbeat when one is due
-  /// (amqp_client::heartbeat_if_due), nothing read, nothing dropped.
-  bool heartbeat_if_due();
 
   /// True while a connection is held and not known to be broken.
   bool is_open() const;

@@ -212,9 +212,7 @@ result_batch_messages(const std::string& queue,
     outgoing_message m;
     m.routing_key = results_queue(queue);
     m.body = sb.GetString();
-    // Unique within a batch of results (a returned message is matched by
-    // it). A worker's publish of several rounds may repeat it for a job
-    // delivered twice: a return would then mark both, and both go back.
+    // Unique within a publish (a returned message is matched by it).
     m.message_id = std::to_string(rs[first].delivery_id);
     m.type = "results";
     out.push_back(std::move(m));

@@ -3,13 +3,9 @@
 // vocabulary (core/domain/stores.hpp), whatever implements them.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <functional>
 #include <map>
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace outbox {
 
@@ -42,25 +38,6 @@ enum class publish_status {
 
 /// Returns "confirmed", "nacked", "returned", "lost", "unsent" or "blocked".
 const char* to_string(publish_status x);
-
-/// What a publish may send while it waits for the confirms of what it sent
-/// already: asked between reads of the confirms (after each frame, and
-/// every millisecond while none comes; never while the broker blocks
-/// publishers) until they are all in. Its messages go out at once, so
-/// that they do not wait for the confirms of the ones before. An empty
-/// answer is "nothing now" (asked again); nullopt is "nothing more in
-/// this publish" (not asked again: the wait is a plain one).
-using more_messages
-  = std::function<std::optional<std::vector<outgoing_message>>()>;
-
-/// The fate of each message a publish sent, in the order sent: the first
-/// batch, then each batch `more_messages` gave.
-struct publish_report {
-  std::vector<publish_status> statuses;
-  /// When each message's fate was known (its confirm, or the end of the
-  /// wait): what it waited for the broker is from its send to here.
-  std::vector<std::chrono::steady_clock::time_point> settled_at;
-};
 
 struct incoming_message {
   uint64_t delivery_tag = 0;

@@ -68,11 +68,9 @@ public:
   virtual ~job_publisher() = default;
   /// Connects if needed; an error means nothing may be claimed yet.
   virtual caf::error ready() = 0;
-  /// Publishes `ms`, and while it waits for their confirms whatever `more`
-  /// gives (nothing, when it is empty): one status per message in the
-  /// order sent, and when each was settled (amqp_client::publish_pipelined).
-  virtual publish_report publish(const std::vector<outgoing_message>& ms,
-                                 const more_messages& more) = 0;
+  /// One status per message, in order (see amqp_client::publish_batch).
+  virtual std::vector<publish_status>
+  publish(const std::vector<outgoing_message>& ms) = 0;
   /// True while the broker blocks publishing (a resource alarm), as last
   /// seen by ready() or publish(): nothing should be claimed meanwhile.
   virtual bool blocked() const = 0;

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -159,36 +158,12 @@ public:
     return waiting_results;
   }
 
-  /// Set: each publish waits for confirms (as the broker's take a while),
-  /// and this runs before each ask for more messages (what a router
-  /// hands over meanwhile, say); the confirms are in once `more` has
-  /// nothing. Unset: confirms come at once, and `more` is never asked.
-  std::function<void()> while_confirming;
-  int more_batches = 0; ///< batches `more` gave
-
-  /// `statuses` holds the statuses of every message of the publish, in
-  /// the order sent (the first batch, then what `more` gave).
-  publish_report publish(const std::vector<outgoing_message>& ms,
-                         const more_messages& more) override {
-    publish_report out;
-    auto add = [&](const std::vector<outgoing_message>& batch) {
-      for (auto& m : batch) {
-        auto i = out.statuses.size();
-        published.push_back(m);
-        out.statuses.push_back(i < statuses.size() ? statuses[i]
-                                                   : publish_status::confirmed);
-        out.settled_at.push_back(std::chrono::steady_clock::now());
-      }
-    };
-    add(ms);
-    // The confirms are all in once `more` has nothing (now or at all).
-    while (more && while_confirming) {
-      while_confirming();
-      auto next = more();
-      if (!next || next->empty())
-        break;
-      ++more_batches;
-      add(*next);
+  std::vector<publish_status>
+  publish(const std::vector<outgoing_message>& ms) override {
+    std::vector<publish_status> out;
+    for (size_t i = 0; i < ms.size(); ++i) {
+      published.push_back(ms[i]);
+      out.push_back(i < statuses.size() ? statuses[i] : publish_status::confirmed);
     }
     return out;
   }

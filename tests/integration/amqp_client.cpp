@@ -103,46 +103,6 @@ CAF_TEST(a message no queue takes is returned not lost) {
   CAF_CHECK_EQUAL(to_string(st[2]), std::string{"confirmed"});
 }
 
-CAF_TEST(what is sent while confirms are awaited is settled in the order sent) {
-  // `more` is asked while the confirms are awaited (after each frame, or
-  // each millisecond without one) until they are all in; what it gives
-  // (one message no queue takes among it) is settled in the same publish,
-  // each status in the order sent, after the first batch.
-  std::vector<outgoing_message> first;
-  for (int i = 0; i < 200; ++i)
-    first.push_back(msg(queue, i));
-  auto missing = unique_prefix() + "nobody";
-  int asked = 0;
-  std::vector<std::chrono::steady_clock::time_point> sent;
-  auto more = [&]() -> std::vector<outgoing_message> {
-    ++asked;
-    if (sent.size() >= 2)
-      return {};
-    sent.push_back(std::chrono::steady_clock::now());
-    if (sent.size() == 1)
-      return {msg(queue, 1000), msg(missing, 1001)};
-    return {msg(queue, 1002)};
-  };
-  auto start = std::chrono::steady_clock::now();
-  auto r = client->publish_pipelined(first, 10s, more);
-  CAF_REQUIRE_EQUAL(r.statuses.size(), 203u);
-  CAF_REQUIRE_EQUAL(r.settled_at.size(), 203u);
-  for (size_t i = 0; i < 200; ++i)
-    CAF_CHECK_EQUAL(to_string(r.statuses[i]), std::string{"confirmed"});
-  CAF_CHECK_EQUAL(to_string(r.statuses[200]), std::string{"confirmed"});
-  CAF_CHECK_EQUAL(to_string(r.statuses[201]), std::string{"returned"});
-  CAF_CHECK_EQUAL(to_string(r.statuses[202]), std::string{"confirmed"});
-  CAF_REQUIRE_EQUAL(sent.size(), 2u); // both went while confirms were due
-  CAF_CHECK_GREATER_OR_EQUAL(asked, 2);
-  for (size_t i = 0; i < 203; ++i)
-    CAF_CHECK(r.settled_at[i] >= start);
-  CAF_CHECK(r.settled_at[202] >= sent[1]);
-  // Without `more` it is publish_batch: nothing else is asked or sent.
-  auto plain = client->publish_pipelined({msg(queue, 2000)}, 10s, {});
-  CAF_REQUIRE_EQUAL(plain.statuses.size(), 1u);
-  CAF_CHECK_EQUAL(to_string(plain.statuses[0]), std::string{"confirmed"});
-}
-
 CAF_TEST(a full queue that rejects publishes nacks) {
   auto full = unique_prefix() + "full";
   extra_queues.push_back(full);

@@ -29,13 +29,9 @@ struct running_worker {
     t = std::thread{[this] { w.run(); }};
   }
 
-  ~running_worker() { finish(); }
-
-  /// Stops the worker and waits for its thread: its counters may be read.
-  void finish() {
+  ~running_worker() {
     w.stop();
-    if (t.joinable())
-      t.join();
+    t.join();
   }
 };
 

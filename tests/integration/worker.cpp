@@ -39,21 +39,6 @@ void read_messages(amqp_client& c, Done done, Take take) {
   }
 }
 
-// The job message of delivery `id` of job "J" on queue `q`, as a relay
-// sends it.
-outgoing_message job_for(const std::string& q, int64_t id) {
-  job_to_send j;
-  j.delivery_id = id;
-  j.event_id = id;
-  j.job = "J";
-  j.queue = q;
-  j.dispatch_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
-  j.event_type = "e";
-  j.payload = "{}";
-  j.content_type = "application/json";
-  return job_message(j);
-}
-
 struct fixture : cluster_fixture {
   journal log;
 
@@ -205,8 +190,18 @@ CAF_TEST(the worker sends the results of a batch of jobs together) {
   CAF_REQUIRE(!(*amqp)->declare_queue(q));
   CAF_REQUIRE(!(*amqp)->declare_queue(results_queue(q)));
   std::vector<outgoing_message> jobs;
-  for (int64_t id = 1; id <= 20; ++id)
-    jobs.push_back(job_for(q, id));
+  for (int64_t id = 1; id <= 20; ++id) {
+    job_to_send j;
+    j.delivery_id = id;
+    j.event_id = id;
+    j.job = "J";
+    j.queue = q;
+    j.dispatch_id = "0b7c6a3e-5f1d-4a8e-9c2b-1d2e3f4a5b6c";
+    j.event_type = "e";
+    j.payload = "{}";
+    j.content_type = "application/json";
+    jobs.push_back(job_message(j));
+  }
   for (auto st : (*amqp)->publish_batch(jobs, std::chrono::seconds{5}))
     CAF_REQUIRE(st == publish_status::confirmed);
   // The jobs wait in the queue, so the worker takes them by its prefetch.
@@ -230,51 +225,6 @@ CAF_TEST(the worker sends the results of a batch of jobs together) {
   // One message per job would be 20; the prefetch of 5 allows 4.
   CAF_CHECK_LESS(messages, 20);
   CAF_MESSAGE("20 results came in " << messages << " messages");
-}
-
-CAF_TEST(a job that arrives while results are confirmed runs without waiting for them) {
-  auto q = queue("pipelined");
-  auto amqp = amqp_client::connect(amqp_url(), "test relay");
-  CAF_REQUIRE(amqp);
-  CAF_REQUIRE(!(*amqp)->declare_queue(q));
-  CAF_REQUIRE(!(*amqp)->declare_queue(results_queue(q)));
-  // The first job's handler sends the second and waits until the broker
-  // has handed it to the worker (none is ready in the queue): it is at the
-  // worker before the first job's result is even published.
-  bool second_delivered = false;
-  running_worker w{q, {{"J", [&](const job_context& ctx) {
-                     log.add(ctx);
-                     if (ctx.delivery_id != 1)
-                       return;
-                     auto c = amqp_client::connect(amqp_url(), "test second job");
-                     if (!c || (*c)->publish_batch({job_for(q, 2)}, std::chrono::seconds{5}).at(0)
-                                 != publish_status::confirmed)
-                       return;
-                     auto until = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-                     while (std::chrono::steady_clock::now() < until) {
-                       auto ready = (*c)->ready_messages(q);
-                       if (ready && *ready == 0) {
-                         second_delivered = true;
-                         return;
-                       }
-                       std::this_thread::sleep_for(std::chrono::milliseconds{5});
-                     }
-                   }}}};
-  CAF_REQUIRE((*amqp)->publish_batch({job_for(q, 1)}, std::chrono::seconds{5}).at(0)
-              == publish_status::confirmed);
-  CAF_REQUIRE(!(*amqp)->consume(results_queue(q), 100));
-  std::vector<int64_t> ids;
-  read_messages(**amqp, [&] { return ids.size() >= 2; },
-                [&](const incoming_message& m) {
-                  for (auto& r : read_result_message(m.body).results)
-                    ids.push_back(r.delivery_id);
-                });
-  w.finish();
-  CAF_CHECK(second_delivered);
-  CAF_CHECK_EQUAL(ids, (std::vector<int64_t>{1, 2}));
-  // The second ran inside the publish of the first one's result.
-  CAF_CHECK_EQUAL(w.w.counters().pipelined, 1);
-  CAF_CHECK_EQUAL(w.w.counters().completed, 2);
 }
 
 CAF_TEST(a result message with many results applies each but its bad entries) {
