@@ -23,7 +23,7 @@ namespace outbox {
 /// The probe's schedule: `first` after a change, doubling while nothing
 /// changes, up to `idle` (which bounds the wake-up of an idle relay).
 struct probe_schedule {
-  std::chrono::milliseconds first{2};
+  std::chrono::milliseconds first{1};
   std::chrono::milliseconds idle{25};
 
   /// The wait after a probe that saw a change (`changed`) or not, given the

@@ -1,5 +1,7 @@
 #include "core/pg/db_stores.hpp"
 
+#include "core/base/errors.hpp"
+
 namespace outbox {
 
 // Plans must not depend on statistics, which are stale for queue-like
@@ -114,14 +116,24 @@ db_status_store::db_status_store(std::string url, const schema_names& names,
                                  std::chrono::milliseconds read_timeout)
   : session_(std::move(url), "SET statement_timeout = "
                                + std::to_string(read_timeout.count())),
-    repo_(names) {
+    repo_(names),
+    read_timeout_(read_timeout) {
 }
 
 caf::expected<status_counts> db_status_store::read() {
   // A read: the first status request after a database restart answers
   // from a new connection instead of reporting the database unavailable.
-  return session_.run_reconnecting<status_counts>(
+  auto counts = session_.run_reconnecting<status_counts>(
     [&](pg_connection& c) { return repo_.read(c); });
+  // 57014: the statement_timeout above cancelled the read. Said plainly,
+  // with what the operator can do about it, instead of a bare SQLSTATE.
+  if (!counts && sqlstate_of(counts.error()) == "57014")
+    return make_error(errc::database_error,
+                      "the status counts took longer than "
+                        + std::to_string(read_timeout_.count())
+                        + " ms to read (a lock on the outbox tables, or a "
+                          "slow read); the next request reads again");
+  return counts;
 }
 
 } // namespace outbox

@@ -138,6 +138,7 @@ public:
 private:
   pg_session session_;
   status_repository repo_;
+  std::chrono::milliseconds read_timeout_;
 };
 
 } // namespace outbox

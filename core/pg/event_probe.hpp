@@ -31,6 +31,9 @@ public:
   /// The statement read() runs (for the query-plan test).
   static std::string sql(const schema_names& names);
 
+  /// The probe's own session (for the query-plan test: the plan it keeps).
+  pg_connection& connection() { return conn_; }
+
 private:
   event_probe(pg_connection conn, std::string sql)
     : conn_(std::move(conn)), sql_(std::move(sql)) {}

@@ -87,9 +87,11 @@ CAF_TEST(a read that waits for a lock ends as an error and the next one answers)
   must_exec(locker, "BEGIN");
   must_exec(locker, "LOCK TABLE " + names.deliveries + " IN ACCESS EXCLUSIVE MODE");
   auto blocked = store.read();
-  CAF_CHECK(!blocked);
-  if (!blocked)
-    CAF_MESSAGE("while locked: " << render(blocked.error()));
+  CAF_REQUIRE(!blocked);
+  CAF_MESSAGE("while locked: " << render(blocked.error()));
+  CAF_CHECK(blocked.error() == errc::database_error);
+  CAF_CHECK(render(blocked.error()).find("took longer than 300 ms")
+            != std::string::npos);
   must_exec(locker, "ROLLBACK");
   auto s = store.read();
   if (!s)
