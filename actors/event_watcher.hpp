@@ -1,7 +1,7 @@
 // Wakes the router when events commit. The producer's transaction sends no
 // NOTIFY (it would serialise every publishing commit on PostgreSQL's
-// cluster-wide notify lock), so the watcher probes the unrouted events over
-// a connection of its own (core/pg/event_probe.hpp) and wakes the router
+// cluster-wide notify lock), so the watcher probes the newest events over a
+// connection of its own (core/pg/event_probe.hpp) and wakes the router
 // when their signature changes. It probes soon after a change and backs
 // off while nothing happens: an idle relay asks about 40 times a second.
 // While the router passes by itself under load it says so (listen_atom

@@ -125,14 +125,19 @@ caf::expected<status_counts> db_status_store::read() {
   // from a new connection instead of reporting the database unavailable.
   auto counts = session_.run_reconnecting<status_counts>(
     [&](pg_connection& c) { return repo_.read(c); });
-  // 57014: the statement_timeout above cancelled the read. Said plainly,
-  // with what the operator can do about it, instead of a bare SQLSTATE.
-  if (!counts && sqlstate_of(counts.error()) == "57014")
+  // 57014: the statement_timeout above cancelled the read (or an operator
+  // did, pg_cancel_backend). Said plainly, with its likely causes, instead
+  // of a bare SQLSTATE.
+  if (!counts && sqlstate_of(counts.error()) == "57014") {
+    auto ms = read_timeout_.count();
+    auto bound = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s"
+                                : std::to_string(ms) + " ms";
     return make_error(errc::database_error,
-                      "the status counts took longer than "
-                        + std::to_string(read_timeout_.count())
-                        + " ms to read (a lock on the outbox tables, or a "
-                          "slow read); the next request reads again");
+                      "the status counts were not read within " + bound
+                        + " (a lock on the outbox tables, or a slow read), or"
+                          " the read was cancelled; the next request reads"
+                          " again");
+  }
   return counts;
 }
 

@@ -34,17 +34,17 @@ caf::expected<event_probe> event_probe::connect(const std::string& url,
   auto conn = pg_connection::connect(url);
   if (!conn)
     return conn.error();
-  if (auto err = conn->exec_script("probe_settings", probe_settings))
-    return err;
   // The probe has no parameters, so PostgreSQL plans it once, at the first
-  // probe, and keeps that plan until the events' statistics change. Made on
-  // an empty table (a new outbox, or one just vacuumed after a bulk
+  // probe, and keeps that plan until the events table changes in the
+  // catalog (VACUUM, ANALYZE, DDL, the ring's TRUNCATE). Made while the
+  // table was counted empty (vacuumed while empty, as after a bulk
   // delete), that plan read and sorted every event at every probe: 6 to
   // 13 ms a probe with 20,000 events, the router woken that much later and
   // a share of a core spent on it (docs/performance.md, "The probe's
   // plan"). By index only, as the relay's other sessions plan, it walks
   // each partition's primary key backwards, whatever the table held.
-  if (auto err = conn->exec_script("probe_plans", index_only_plan_settings))
+  if (auto err = conn->exec_script("probe_settings", std::string{probe_settings}
+                                                       + "; " + index_only_plan_settings))
     return err;
   // Sent data that the server does not acknowledge within this time ends
   // the connection (a half-open one would otherwise wait for minutes).

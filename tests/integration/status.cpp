@@ -90,7 +90,7 @@ CAF_TEST(a read that waits for a lock ends as an error and the next one answers)
   CAF_REQUIRE(!blocked);
   CAF_MESSAGE("while locked: " << render(blocked.error()));
   CAF_CHECK(blocked.error() == errc::database_error);
-  CAF_CHECK(render(blocked.error()).find("took longer than 300 ms")
+  CAF_CHECK(render(blocked.error()).find("not read within 300 ms")
             != std::string::npos);
   must_exec(locker, "ROLLBACK");
   auto s = store.read();
