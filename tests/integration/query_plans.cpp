@@ -116,15 +116,23 @@ struct plan_fixture : delivery_fixture {
                               " WHERE statement LIKE '%"
                                 + marker + "%'");
     CAF_REQUIRE_EQUAL(name.size(), 1);
-    must_exec(db, "BEGIN");
-    auto before = fetched_blocks();
-    must_exec(db, "EXECUTE " + name.text(0, 0) + args);
-    auto after = fetched_blocks();
-    must_exec(db, "ROLLBACK");
-    return after - before;
+    return blocks_fetched(db, [&] {
+      must_exec(db, "EXECUTE " + name.text(0, 0) + args);
+    });
   }
 
-  int64_t fetched_blocks() { return fetched_blocks(db); }
+  /// The blocks of the outbox's tables and indexes that `run` fetched on
+  /// `session`, by the transaction's own counters, in a transaction rolled
+  /// back.
+  template <class Run>
+  int64_t blocks_fetched(pg_connection& session, Run run) {
+    must_exec(session, "BEGIN");
+    auto before = fetched_blocks(session);
+    run();
+    auto after = fetched_blocks(session);
+    must_exec(session, "ROLLBACK");
+    return after - before;
+  }
 
   /// No autovacuum on this test's tables: its ANALYZE of grown tables
   /// would have the plans made again, on their new size, before the checks.
@@ -143,20 +151,14 @@ struct plan_fixture : delivery_fixture {
   }
 
   /// The plan `session` keeps for its prepared probe, and the blocks one
-  /// probe fetches (`read` runs it; in a transaction rolled back, for the
-  /// transaction's own counters).
+  /// probe fetches (`read` runs it).
   template <class Read>
   std::pair<std::string, int64_t> probe_cost(pg_connection& session, Read read) {
     auto name = must_exec(session, "SELECT name FROM pg_prepared_statements"
                                    " WHERE statement LIKE '%string_agg(id::text%'");
     CAF_REQUIRE_EQUAL(name.size(), 1);
     auto plan = plan_text(must_exec(session, "EXPLAIN EXECUTE " + name.text(0, 0)));
-    must_exec(session, "BEGIN");
-    auto before = fetched_blocks(session);
-    read();
-    auto after = fetched_blocks(session);
-    must_exec(session, "ROLLBACK");
-    return {plan, after - before};
+    return {plan, blocks_fetched(session, read)};
   }
 
   int64_t fetched_blocks(pg_connection& session) {
